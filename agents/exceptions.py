@@ -1,0 +1,19 @@
+"""Errors of the semantic layer."""
+
+from __future__ import annotations
+
+from schedmate.schemas.exceptions import SchedMateError
+
+__all__ = ["AgentError", "EmbeddingModelError", "StoreError"]
+
+
+class AgentError(SchedMateError):
+    """Base of errors raised by agents/."""
+
+
+class EmbeddingModelError(AgentError):
+    """The configured embedding model cannot be loaded."""
+
+
+class StoreError(AgentError):
+    """The LanceDB store cannot be opened or written."""

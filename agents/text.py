@@ -1,0 +1,47 @@
+"""Turning raw terminal output into the text a person would see on a line."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["clean_line", "split_physical_lines"]
+
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+_CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+MAX_LINE_CHARS = 8192
+
+
+def clean_line(raw: str) -> str:
+    """The visible text of one physical line.
+
+    ANSI escapes are removed; for carriage-return redraws (progress bars) the last
+    non-blank segment is kept, as a terminal would show it; other control characters
+    are dropped and the result is capped at ``MAX_LINE_CHARS``.
+    """
+    line = raw
+    if "\x1b" in line:
+        line = _ANSI.sub("", line)
+    if "\r" in line:
+        segments = line.split("\r")
+        line = ""
+        for seg in reversed(segments):
+            if seg.strip():
+                line = seg
+                break
+    if len(line) > MAX_LINE_CHARS:
+        line = line[:MAX_LINE_CHARS]
+    if any(c < " " and c != "\t" for c in line):
+        line = _CTRL.sub("", line)
+    return line.rstrip()
+
+
+def split_physical_lines(data: bytes) -> list[str]:
+    """Split bytes into physical lines ending in ``\\n`` (``\\r`` stays inside a line).
+
+    Invalid UTF-8 is replaced rather than rejected. A trailing partial line is kept.
+    """
+    text = data.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
