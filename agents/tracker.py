@@ -72,6 +72,7 @@ class LineCounts:
     error: int = 0
     warning: int = 0
     last_error: str | None = None
+    undecided: dict[str, str] = field(default_factory=dict)  # template key → latest line, class pending
 
 
 @dataclass(slots=True)
@@ -134,6 +135,8 @@ class MetricTracker:
                     counts.last_error = text[:500]
                 elif cls == "warning":
                     counts.warning += 1
+                elif cls is None and len(counts.undecided) < 1000:
+                    counts.undecided[key] = text[:500]
             spec = specs.get(key, text)
             if not spec.slots:
                 continue
@@ -144,6 +147,26 @@ class MetricTracker:
                 n_progress += 1
         counts.progress += n_progress
         return n_progress
+
+    def settle(self) -> None:
+        """Credit lines whose template class was decided after they were fed."""
+        if self._classes is None:
+            return
+        for job in self._jobs.values():
+            counts = job.counts
+            if not counts.undecided:
+                continue
+            still: dict[str, str] = {}
+            for key, text in counts.undecided.items():
+                cls = self._classes.class_of(key, text)
+                if cls == "error":
+                    counts.error += 1
+                    counts.last_error = text
+                elif cls == "warning":
+                    counts.warning += 1
+                elif cls is None:
+                    still[key] = text
+            counts.undecided = still
 
     def snapshot(self, job_id: str) -> ProgressSnapshot:
         """Latest progress of ``job_id``."""

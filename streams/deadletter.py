@@ -1,0 +1,34 @@
+"""Routing input an agent cannot use to the deadletter topic, with the reason and original bytes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schedmate.infra.logging import get_logger
+from schedmate.schemas import deadletter as dead_schema
+from schedmate.schemas.deadletter import DeadLetter
+from schedmate.streams.app import StreamsApp
+
+__all__ = ["send_dead_letter"]
+
+log = get_logger(__name__)
+
+
+async def send_dead_letter(sa: StreamsApp, message: Any, reason: str, error_type: str, agent: str) -> None:
+    """Publish ``message`` (a Faust message) to deadletter and wait until it is stored."""
+    dead = DeadLetter(
+        source_topic=message.topic,
+        partition=message.partition,
+        offset=message.offset,
+        key_b64=DeadLetter.encode(message.key),
+        value_b64=DeadLetter.encode(message.value),
+        reason=reason[:2000],
+        error_type=error_type,
+        agent=agent,
+    )
+    log.warning(
+        "dead-lettered", agent=agent, reason=reason[:300], topic=message.topic,
+        partition=message.partition, offset=message.offset,
+    )  # fmt: skip
+    fut = await sa.topic(dead_schema.TOPIC).send(key=dead_schema.TOPIC.key_of(dead), value=dead.to_bytes())
+    await fut

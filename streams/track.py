@@ -1,0 +1,269 @@
+"""The ``track`` agent: logs.chunks in windowed batches → at most one jobs.metrics per job per interval.
+
+Per job it keeps, in a changelogged table keyed like logs.chunks (so a job's state lives
+in the partition that carries its log), the last sequence number of every log source
+and the tracker's progress state. A chunk already applied is skipped, so a redelivery
+after a crash or rebalance neither loses nor double-counts lines. Parsing runs in a
+worker thread (one batch at a time) so the event loop keeps heart-beating.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import faust
+
+from schedmate.agents.embeddings import Embedder
+from schedmate.agents.store import Store
+from schedmate.agents.templates import TemplateClassifier
+from schedmate.agents.tracker import MetricTracker
+from schedmate.infra.logging import get_logger
+from schedmate.schemas import InvalidEventError
+from schedmate.schemas import jobs_metrics as metrics_schema
+from schedmate.schemas import logs_chunks as chunks_schema
+from schedmate.schemas.jobs_metrics import JobMetrics
+from schedmate.schemas.logs_chunks import LogChunk
+from schedmate.streams.app import StreamsApp
+from schedmate.streams.deadletter import send_dead_letter
+
+__all__ = ["TrackRuntime", "register_track"]
+
+log = get_logger(__name__)
+
+
+@dataclass(slots=True)
+class _JobWindow:
+    partition: int
+    seqs: dict[str, int] = field(default_factory=dict)
+    lines_total: int = 0
+    window_start: float = field(default_factory=time.time)
+    window_lines: int = 0
+    window_step: int | None = None
+    last_emit: float = 0.0
+    dirty: bool = False
+    duplicates: int = 0
+    gaps: int = 0
+
+
+class TrackRuntime:
+    """State and logic of the track agent on one worker."""
+
+    def __init__(self, sa: StreamsApp, classifier: TemplateClassifier | None) -> None:
+        self.sa = sa
+        self.interval = sa.settings.metrics_interval_s
+        self.classifier = classifier
+        self.tracker = MetricTracker(classes=classifier)
+        self.jobs: dict[str, _JobWindow] = {}
+        self.table = sa.app.Table(
+            "track-state",
+            partitions=sa.settings.partitions,
+            use_partitioner=True,
+            help="per-job tracker state and last chunk sequence per log source",
+        )
+        self.out = sa.topic(metrics_schema.TOPIC)
+        self.emitted = 0
+        self.dead = 0
+        # One thread owns the tracker (parse, settle); another embeds new templates, so
+        # a slow model never delays metrics.
+        self._parse_pool = ThreadPoolExecutor(1, thread_name_prefix="track-parse")
+        self._embed_pool = ThreadPoolExecutor(1, thread_name_prefix="track-embed")
+        self._classifying: asyncio.Task[None] | None = None
+
+    # -- batch processing -------------------------------------------------------------------
+
+    async def process(self, events: Sequence[faust.EventT]) -> None:  # type: ignore[type-arg]
+        """Decode, de-duplicate, parse (in a thread), persist state, emit due metrics."""
+        fresh: list[LogChunk] = []
+        for event in events:
+            msg = event.message
+            try:
+                chunk = chunks_schema.TOPIC.decode(msg.value)
+            except InvalidEventError as exc:
+                self.dead += 1
+                await send_dead_letter(self.sa, msg, str(exc), type(exc).__name__, agent="track")
+                continue
+            job = self._job(chunk.job_id, msg.partition)
+            last = job.seqs.get(chunk.source, -1)
+            if chunk.seq <= last:
+                job.duplicates += 1
+                continue
+            if chunk.seq > last + 1:
+                job.gaps += 1
+                log.warning(
+                    "log chunk sequence gap", job_id=chunk.job_id, source=chunk.source,
+                    expected=last + 1, got=chunk.seq, topic=msg.topic, partition=msg.partition, offset=msg.offset,
+                )  # fmt: skip
+            job.seqs[chunk.source] = chunk.seq
+            fresh.append(chunk)
+        if not fresh:
+            return
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._parse_pool, self._parse, fresh)
+        if self.classifier is not None and self.classifier.pending and self._classifying is None:
+            self._classifying = loop.create_task(self._classify())
+        now = time.time()
+        touched: dict[str, None] = {}
+        for chunk in fresh:
+            job = self.jobs[chunk.job_id]
+            job.lines_total += len(chunk.lines)
+            job.window_lines += len(chunk.lines)
+            job.dirty = True
+            touched[chunk.job_id] = None
+        for job_id in touched:
+            self.table[job_id.encode()] = self._state_of(job_id)
+        sends = [self._emit(job_id, now) for job_id in touched if now - self.jobs[job_id].last_emit >= self.interval]
+        if sends:
+            await asyncio.gather(*sends)
+
+    def _parse(self, chunks: list[LogChunk]) -> None:
+        feed = self.tracker.feed
+        for chunk in chunks:
+            feed(chunk.job_id, chunk.first_line, chunk.lines)
+
+    async def _classify(self) -> None:
+        """Decide pending templates in the embedding thread, then credit the lines waiting on them."""
+        assert self.classifier is not None
+        loop = asyncio.get_running_loop()
+        try:
+            while self.classifier.pending:
+                await loop.run_in_executor(self._embed_pool, self.classifier.classify_pending)
+                await loop.run_in_executor(self._parse_pool, self.tracker.settle)
+        except Exception:  # a broken model must not stop metrics
+            log.exception("template classification failed; lines stay unclassified")
+        finally:
+            self._classifying = None
+
+    async def warm_up(self) -> None:
+        """Load the embedding model in the background at start-up."""
+        if self.classifier is not None:
+            loop = asyncio.get_running_loop()
+            with contextlib.suppress(Exception):
+                await loop.run_in_executor(self._embed_pool, self.classifier.warm_up)
+
+    def close(self) -> None:
+        """Stop the worker threads."""
+        self._parse_pool.shutdown(wait=True)
+        self._embed_pool.shutdown(wait=False, cancel_futures=True)
+
+    def _job(self, job_id: str, partition: int) -> _JobWindow:
+        job = self.jobs.get(job_id)
+        if job is not None:
+            return job
+        job = self.jobs[job_id] = _JobWindow(partition=partition)
+        state: dict[str, Any] | None = self.table.get(job_id.encode())
+        if state:
+            job.seqs = {k: int(v) for k, v in state.get("seqs", {}).items()}
+            job.lines_total = int(state.get("lines_total", 0))
+            job.last_emit = float(state.get("last_emit", 0.0))
+            job.dirty = bool(state.get("dirty", False))  # its last window may not have been emitted
+            self.tracker.restore(job_id, state.get("progress", {}))
+            counts = self.tracker.job(job_id).counts
+            counts.error = int(state.get("error", 0))
+            counts.warning = int(state.get("warning", 0))
+            counts.last_error = state.get("last_error")
+            log.info("job state restored", job_id=job_id, partition=partition, lines_total=job.lines_total)
+        return job
+
+    def _state_of(self, job_id: str) -> dict[str, Any]:
+        job = self.jobs[job_id]
+        tj = self.tracker.job(job_id)
+        return {
+            "seqs": job.seqs,
+            "lines_total": job.lines_total,
+            "last_emit": job.last_emit,
+            "dirty": True,  # written before the window is emitted
+            "progress": tj.progress.to_state(),
+            "error": tj.counts.error,
+            "warning": tj.counts.warning,
+            "last_error": tj.counts.last_error,
+        }
+
+    # -- emission ---------------------------------------------------------------------------
+
+    def metrics_of(self, job_id: str, now: float) -> JobMetrics:
+        """The jobs.metrics event for ``job_id`` over its current window."""
+        job = self.jobs[job_id]
+        snap = self.tracker.snapshot(job_id)
+        counts = self.tracker.job(job_id).counts
+        span = max(1e-6, now - job.window_start)
+        steps_per_s = None
+        if snap.step is not None and job.window_step is not None and snap.step >= job.window_step:
+            steps_per_s = round((snap.step - job.window_step) / span, 6)
+        return JobMetrics(
+            job_id=job_id,
+            window_start=job.window_start,
+            window_end=now,
+            step=snap.step,
+            total_steps=snap.total_steps,
+            epoch=snap.epoch,
+            loss=snap.loss,
+            lr=snap.lr,
+            step_time_s=snap.step_time_s,
+            samples_per_s=snap.samples_per_s,
+            tokens_per_s=snap.tokens_per_s,
+            eta_s=snap.eta_s,
+            steps_per_s=steps_per_s,
+            progress_line=snap.line,
+            lines_in_window=job.window_lines,
+            lines_total=job.lines_total,
+            error_lines=counts.error,
+            warning_lines=counts.warning,
+            last_error=counts.last_error,
+        )
+
+    async def _emit(self, job_id: str, now: float) -> None:
+        event = self.metrics_of(job_id, now)
+        job = self.jobs[job_id]
+        job.window_start, job.window_lines, job.window_step = now, 0, event.step
+        job.last_emit, job.dirty = now, False
+        fut = await self.out.send(key=job_id.encode(), value=event.to_bytes())
+        await fut
+        self.emitted += 1
+
+    async def flush_due(self) -> None:
+        """Emit every job with unreported lines whose interval has passed (the timer)."""
+        now = time.time()
+        due = [j for j, w in self.jobs.items() if w.dirty and now - w.last_emit >= self.interval]
+        if due:
+            await asyncio.gather(*(self._emit(j, now) for j in due))
+
+    def on_revoked(self, partitions: set[int]) -> None:
+        """Forget jobs whose partitions moved to another worker (it restores them from the table)."""
+        for job_id in [j for j, w in self.jobs.items() if w.partition in partitions]:
+            self.jobs.pop(job_id, None)
+            self.tracker.forget(job_id)
+
+
+def register_track(sa: StreamsApp, embedder: Embedder | None, store: Store | None) -> TrackRuntime:
+    """Add the track agent, its table and its flush timer to the app."""
+    classifier = TemplateClassifier(embedder, store) if embedder is not None else None
+    rt = TrackRuntime(sa, classifier)
+    source = sa.topic(chunks_schema.TOPIC)
+    batch_max = 256
+
+    async def track(stream: faust.StreamT) -> None:  # type: ignore[type-arg]
+        async for events in stream.take_events(batch_max, within=0.2):
+            await rt.process(events)
+
+    sa.app.agent(source, name="track", concurrency=1)(track)
+
+    async def flush() -> None:
+        await rt.flush_due()
+
+    sa.app.timer(interval=min(1.0, rt.interval / 2), name="track-flush")(flush)
+
+    @sa.app.task
+    async def _warm() -> None:
+        await rt.warm_up()
+
+    @sa.app.on_partitions_revoked.connect  # type: ignore[untyped-decorator]
+    async def _revoked(app: faust.App, revoked: set[Any], **kwargs: Any) -> None:
+        rt.on_revoked({tp.partition for tp in revoked if tp.topic == chunks_schema.TOPIC.name})
+
+    return rt
