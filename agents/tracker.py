@@ -148,6 +148,17 @@ class MetricTracker:
         counts.progress += n_progress
         return n_progress
 
+    def feed_partial(self, job_id: str, line_no: int, text: str) -> bool:
+        """Apply the visible state of an unfinished line (a live progress bar); counts no line."""
+        clean = clean_line(text)
+        if not clean:
+            return False
+        spec = self.specs.get(template_key(clean), clean)
+        numbers = numbers_of(clean)
+        if not spec.slots or len(numbers) != spec.n_numbers:
+            return False
+        return self.job(job_id).progress.update(spec, numbers, line_no)
+
     def settle(self) -> None:
         """Credit lines whose template class was decided after they were fed."""
         if self._classes is None:

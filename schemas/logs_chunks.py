@@ -15,15 +15,18 @@ class LogChunk(Event):
     """Consecutive physical lines of one log source of one job.
 
     ``seq`` counts chunks of ``(job_id, source)`` from 0 without gaps; ``first_line``
-    is the 1-based number of the first line in that source. ``chunk_id`` =
-    ``job_id/source/seq`` identifies a chunk for idempotent consumers.
+    is the 1-based number of the first line in that source, so every line has a stable
+    identity ``(job_id, source, line number)`` that consumers de-duplicate on.
+    ``partial`` is the current text of the source's unfinished last line (a progress bar
+    redrawn with ``\r``): a state, not a line; it is delivered again, complete, in ``lines``.
     """
 
     job_id: str = Field(min_length=1, max_length=256)
     source: str = Field(default="stdout", max_length=1024)
     seq: int = Field(ge=0)
     first_line: int = Field(ge=1)
-    lines: list[str] = Field(min_length=1, max_length=MAX_CHUNK_LINES)
+    lines: list[str] = Field(default_factory=list, max_length=MAX_CHUNK_LINES)
+    partial: str | None = Field(default=None, max_length=1_000_000)
     node: str | None = None
     ts: float = Field(default_factory=now)
     eof: bool = False
@@ -32,6 +35,8 @@ class LogChunk(Event):
     def _no_newlines(self) -> LogChunk:
         if any("\n" in line for line in self.lines):
             raise ValueError("lines must not contain '\\n' (one physical line per item)")
+        if not self.lines and self.partial is None and not self.eof:
+            raise ValueError("a chunk needs lines, a partial line or eof")
         return self
 
     @property

@@ -40,7 +40,7 @@ log = get_logger(__name__)
 @dataclass(slots=True)
 class _JobWindow:
     partition: int
-    seqs: dict[str, int] = field(default_factory=dict)
+    done: dict[str, int] = field(default_factory=dict)  # source → last line number applied
     lines_total: int = 0
     window_start: float = field(default_factory=time.time)
     window_lines: int = 0
@@ -89,17 +89,24 @@ class TrackRuntime:
                 await send_dead_letter(self.sa, msg, str(exc), type(exc).__name__, agent="track")
                 continue
             job = self._job(chunk.job_id, msg.partition)
-            last = job.seqs.get(chunk.source, -1)
-            if chunk.seq <= last:
+            done = job.done.get(chunk.source, 0)
+            if chunk.lines and chunk.last_line <= done:
                 job.duplicates += 1
-                continue
-            if chunk.seq > last + 1:
+                if chunk.partial is None:
+                    continue
+                chunk = chunk.model_copy(update={"lines": [], "first_line": chunk.last_line + 1})
+            elif chunk.lines and chunk.first_line <= done:  # overlaps lines already applied
+                skip = done - chunk.first_line + 1
+                chunk = chunk.model_copy(update={"lines": chunk.lines[skip:], "first_line": done + 1})
+            elif chunk.lines and chunk.first_line > done + 1:
                 job.gaps += 1
                 log.warning(
-                    "log chunk sequence gap", job_id=chunk.job_id, source=chunk.source,
-                    expected=last + 1, got=chunk.seq, topic=msg.topic, partition=msg.partition, offset=msg.offset,
+                    "log lines missing", job_id=chunk.job_id, source=chunk.source,
+                    expected=done + 1, got=chunk.first_line, topic=msg.topic, partition=msg.partition,
+                    offset=msg.offset,
                 )  # fmt: skip
-            job.seqs[chunk.source] = chunk.seq
+            if chunk.lines:
+                job.done[chunk.source] = chunk.last_line
             fresh.append(chunk)
         if not fresh:
             return
@@ -124,7 +131,10 @@ class TrackRuntime:
     def _parse(self, chunks: list[LogChunk]) -> None:
         feed = self.tracker.feed
         for chunk in chunks:
-            feed(chunk.job_id, chunk.first_line, chunk.lines)
+            if chunk.lines:
+                feed(chunk.job_id, chunk.first_line, chunk.lines)
+            if chunk.partial is not None:
+                self.tracker.feed_partial(chunk.job_id, chunk.first_line + len(chunk.lines), chunk.partial)
 
     async def _classify(self) -> None:
         """Decide pending templates in the embedding thread, then credit the lines waiting on them."""
@@ -158,7 +168,7 @@ class TrackRuntime:
         job = self.jobs[job_id] = _JobWindow(partition=partition)
         state: dict[str, Any] | None = self.table.get(job_id.encode())
         if state:
-            job.seqs = {k: int(v) for k, v in state.get("seqs", {}).items()}
+            job.done = {k: int(v) for k, v in state.get("done", {}).items()}
             job.lines_total = int(state.get("lines_total", 0))
             job.last_emit = float(state.get("last_emit", 0.0))
             job.dirty = bool(state.get("dirty", False))  # its last window may not have been emitted
@@ -174,7 +184,7 @@ class TrackRuntime:
         job = self.jobs[job_id]
         tj = self.tracker.job(job_id)
         return {
-            "seqs": job.seqs,
+            "done": job.done,
             "lines_total": job.lines_total,
             "last_emit": job.last_emit,
             "dirty": True,  # written before the window is emitted

@@ -1,0 +1,134 @@
+"""Cutting a byte stream into physical lines and the lines into chunks (by count, bytes and time)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from schedmate.schemas.logs_chunks import LogChunk
+
+__all__ = ["ChunkBuilder", "LineSplitter", "compact_line"]
+
+MAX_LINE_BYTES = 64 * 1024
+
+
+def compact_line(raw: bytes, limit: int = MAX_LINE_BYTES) -> str:
+    """Decode one physical line (invalid UTF-8 replaced) and bound its size.
+
+    A line redrawn with ``\\r`` keeps its last redraws (what a terminal shows); any other
+    over-long line keeps its head and says how much was cut.
+    """
+    if len(raw) > limit:
+        cr = raw.rfind(b"\r", 0, len(raw) - 1)
+        if cr >= 0 and len(raw) - cr <= limit:
+            head = raw.rfind(b"\r", 0, max(0, len(raw) - limit))
+            raw = raw[head if head >= 0 else cr :]
+        else:
+            cut = len(raw) - limit
+            return raw[:limit].decode("utf-8", errors="replace") + f" …[{cut} bytes cut]"
+    return raw.decode("utf-8", errors="replace")
+
+
+@dataclass
+class LineSplitter:
+    """Accumulates bytes; yields complete physical lines (``\\n``-terminated, ``\\r`` kept inside)."""
+
+    limit: int = MAX_LINE_BYTES
+    _pending: bytearray = field(default_factory=bytearray)
+    _dropped: int = 0  # bytes of the unfinished line already discarded (old redraws)
+
+    def feed(self, data: bytes) -> list[str]:
+        """Complete lines found after adding ``data``."""
+        return [text for text, _ in self.feed_sized(data)]
+
+    def feed_sized(self, data: bytes) -> list[tuple[str, int]]:
+        """Complete lines with their raw byte length (without the ``\\n``)."""
+        self._pending += data
+        if b"\n" not in data:
+            self._bound_pending()
+            return []
+        parts = bytes(self._pending).split(b"\n")
+        self._pending = bytearray(parts.pop())
+        out = [(compact_line(p, self.limit), len(p)) for p in parts]
+        if self._dropped:
+            out[0] = (out[0][0], out[0][1] + self._dropped)
+            self._dropped = 0
+        self._bound_pending()
+        return out
+
+    def _bound_pending(self) -> None:
+        if len(self._pending) > 4 * self.limit:
+            cr = self._pending.rfind(b"\r", 0, len(self._pending) - self.limit)
+            if cr > 0:
+                del self._pending[:cr]
+                self._dropped += cr
+
+    @property
+    def partial(self) -> str | None:
+        """The unfinished last line, if any (for live progress bars)."""
+        if not self._pending:
+            return None
+        return compact_line(bytes(self._pending), self.limit)
+
+    def flush(self) -> list[str]:
+        """At end of stream: the unfinished line as a last line."""
+        if not self._pending:
+            return []
+        line = compact_line(bytes(self._pending), self.limit)
+        self._pending.clear()
+        self._dropped = 0
+        return [line]
+
+
+@dataclass
+class ChunkBuilder:
+    """Groups one source's lines into :class:`LogChunk` s with contiguous line numbers and seq."""
+
+    job_id: str
+    source: str = "stdout"
+    node: str | None = None
+    max_lines: int = 500
+    max_bytes: int = 256 * 1024
+    max_age_s: float = 0.5
+    next_line: int = 1
+    seq: int = 0
+    _lines: list[str] = field(default_factory=list)
+    _bytes: int = 0
+    _since: float | None = None
+
+    def add(self, lines: list[str]) -> list[LogChunk]:
+        """Add lines; return chunks that are full."""
+        out: list[LogChunk] = []
+        for line in lines:
+            if self._since is None:
+                self._since = time.monotonic()
+            self._lines.append(line)
+            self._bytes += len(line) + 1
+            if len(self._lines) >= self.max_lines or self._bytes >= self.max_bytes:
+                out.append(self._cut())
+        return out
+
+    def due(self) -> bool:
+        """Whether buffered lines are older than ``max_age_s``."""
+        return self._since is not None and time.monotonic() - self._since >= self.max_age_s
+
+    def take(self, partial: str | None = None, eof: bool = False) -> LogChunk | None:
+        """A chunk of whatever is buffered (plus the live partial line), or None if nothing."""
+        if not self._lines and partial is None and not eof:
+            return None
+        return self._cut(partial, eof)
+
+    @property
+    def buffered(self) -> int:
+        """Lines waiting to be cut."""
+        return len(self._lines)
+
+    def _cut(self, partial: str | None = None, eof: bool = False) -> LogChunk:
+        chunk = LogChunk(
+            job_id=self.job_id, source=self.source, seq=self.seq, first_line=self.next_line,
+            lines=self._lines, partial=partial, node=self.node, eof=eof,
+        )  # fmt: skip
+        self.seq += 1
+        self.next_line += len(self._lines)
+        self._lines, self._bytes, self._since = [], 0, None
+        return chunk

@@ -1,0 +1,139 @@
+"""Subscribing to SchedMate topics: decoded, validated events (the client a scheduler adapter uses)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from types import TracebackType
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer
+from aiokafka.errors import KafkaConnectionError
+
+from schedmate.infra.broker import client_options, resolve_bootstrap
+from schedmate.infra.exceptions import BrokerError
+from schedmate.infra.logging import get_logger
+from schedmate.infra.settings import Settings
+from schedmate.schemas import Event, InvalidEventError, TopicSpec, topic_by_name
+
+__all__ = ["Subscriber", "watch_topic"]
+
+log = get_logger(__name__)
+
+
+class Subscriber:
+    """``async with Subscriber(settings, ["jobs.metrics"]) as sub: async for spec, ev in sub: ...``.
+
+    Without a group id it reads on its own (no committed offsets); with one it joins
+    that consumer group and commits after each event has been yielded and handled.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        topics: list[str],
+        group_id: str | None = None,
+        from_beginning: bool = False,
+        bootstrap: str | None = None,
+    ) -> None:
+        self.settings = settings
+        self.specs = {t: topic_by_name(t) for t in topics}
+        self.group_id = group_id
+        self.from_beginning = from_beginning
+        self.bootstrap = bootstrap
+        self._consumer: AIOKafkaConsumer | None = None
+        self.invalid = 0
+
+    async def start(self) -> Subscriber:
+        """Connect and subscribe."""
+        bootstrap = self.bootstrap or resolve_bootstrap(self.settings)
+        consumer = AIOKafkaConsumer(
+            *self.specs, bootstrap_servers=bootstrap, group_id=self.group_id,
+            auto_offset_reset="earliest" if self.from_beginning else "latest",
+            enable_auto_commit=False, session_timeout_ms=6000, heartbeat_interval_ms=1000,
+            **client_options(self.settings),
+        )  # fmt: skip
+        try:
+            await consumer.start()
+        except KafkaConnectionError as exc:
+            await consumer.stop()
+            raise BrokerError(f"cannot reach the Kafka broker at {bootstrap}: is `schedmate up` running?") from exc
+        self._consumer = consumer
+        return self
+
+    async def __aiter__(self) -> AsyncIterator[tuple[TopicSpec[Any], Event]]:
+        assert self._consumer is not None, "start() the subscriber first"
+        async for msg in self._consumer:
+            spec = self.specs[msg.topic]
+            try:
+                event = spec.decode(msg.value)
+            except InvalidEventError as exc:
+                self.invalid += 1
+                log.warning("skipping invalid event", topic=msg.topic, partition=msg.partition,
+                            offset=msg.offset, reason=str(exc))  # fmt: skip
+                continue
+            yield spec, event
+            if self.group_id is not None:
+                await self._consumer.commit()
+
+    async def stop(self) -> None:
+        """Leave the group and close."""
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            await consumer.stop()
+
+    async def __aenter__(self) -> Subscriber:
+        return await self.start()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+
+def _fmt(event: Event) -> str:
+    d = event.model_dump(exclude={"schema_version"}, exclude_none=True)
+    job = d.pop("job_id", "")
+    for k in ("ts", "window_start", "window_end", "submitted_at"):
+        if isinstance(d.get(k), float):
+            d[k] = time.strftime("%H:%M:%S", time.localtime(d[k]))
+    body = " ".join(f"{k}={v}" for k, v in d.items() if v not in ([], {}, ""))
+    return f"[bold]{job}[/bold] {body}"
+
+
+async def watch_topic(
+    settings: Settings,
+    topic: str,
+    job: str | None,
+    from_beginning: bool,
+    as_json: bool,
+    max_events: int | None,
+    timeout: float | None,
+) -> int:
+    """Print ``topic``'s events until ``max_events``/``timeout``; return how many were printed."""
+    from rich.console import Console  # noqa: PLC0415
+
+    console = Console(highlight=False)
+    n = 0
+
+    async def _loop() -> None:
+        nonlocal n
+        async with Subscriber(settings, [topic], from_beginning=from_beginning) as sub:
+            async for spec, event in sub:
+                if job is not None and getattr(event, "job_id", None) != job:
+                    continue
+                if as_json:
+                    print(json.dumps(event.model_dump(mode="json")), flush=True)  # noqa: T201
+                else:
+                    console.print(f"[cyan]{spec.name}[/cyan] {_fmt(event)}")
+                n += 1
+                if max_events is not None and n >= max_events:
+                    return
+
+    try:
+        await asyncio.wait_for(_loop(), timeout)
+    except TimeoutError:
+        pass
+    return n

@@ -1,0 +1,290 @@
+"""Following log files (paths or globs) into logs.chunks, surviving restarts and kill -9.
+
+Each file has a checkpoint: its identity (device, inode), the byte offset after the last
+published line, the next line number and chunk sequence, and the chunk *in flight*. The
+in-flight record is written (fsync'd) before a chunk is sent and cleared after the broker
+acknowledged it; after a crash the very same bytes are re-read and re-sent with the same
+sequence number and line numbers, so consumers (which de-duplicate on line numbers) see
+every line exactly once. Rotation (a new inode at the path) finishes the old file first;
+truncation restarts at offset 0; line numbering continues across both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import glob
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from schedmate.connectors.chunker import ChunkBuilder, LineSplitter, compact_line
+from schedmate.connectors.exceptions import CheckpointError
+from schedmate.connectors.publisher import Publisher
+from schedmate.infra.logging import get_logger
+from schedmate.schemas import logs_chunks
+from schedmate.schemas.logs_chunks import LogChunk
+
+__all__ = ["Checkpoint", "FileFollower", "LogTailer"]
+
+log = get_logger(__name__)
+READ_BLOCK = 1 << 20
+
+
+@dataclass
+class Checkpoint:
+    """Durable position of one followed file."""
+
+    path: str
+    dev: int = 0
+    ino: int = 0
+    offset: int = 0
+    next_line: int = 1
+    seq: int = 0
+    inflight: list[int] | None = None  # [start, end, first_line, seq, n_lines]
+
+    @staticmethod
+    def file_for(folder: Path, path: str) -> Path:
+        """Checkpoint file of ``path`` inside ``folder``."""
+        digest = hashlib.sha256(path.encode()).hexdigest()[:24]
+        return folder / f"{digest}.json"
+
+    @classmethod
+    def load(cls, folder: Path, path: str) -> Checkpoint:
+        """The stored checkpoint of ``path`` (a fresh one if none)."""
+        f = cls.file_for(folder, path)
+        try:
+            return cls(**json.loads(f.read_text()))
+        except FileNotFoundError:
+            return cls(path=path)
+        except (OSError, ValueError, TypeError) as exc:
+            raise CheckpointError(f"corrupt tailer checkpoint {f}: {exc}; delete it to re-read {path}") from exc
+
+    def save(self, folder: Path) -> None:
+        """Atomically replace the stored checkpoint (write, fsync, rename)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        f = self.file_for(folder, self.path)
+        tmp = f.with_suffix(".tmp")
+        with open(tmp, "w") as fh:  # noqa: PTH123
+            json.dump(asdict(self), fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        tmp.replace(f)
+
+
+class FileFollower:
+    """Follows one path; call :meth:`poll` repeatedly."""
+
+    def __init__(
+        self,
+        path: str,
+        job_id: str,
+        publisher: Publisher,
+        checkpoint_dir: Path,
+        node: str | None = None,
+        max_lines: int = 500,
+        max_age_s: float = 0.5,
+    ) -> None:
+        self.path = path
+        self.job_id = job_id
+        self.pub = publisher
+        self.dir = checkpoint_dir
+        self.cp = Checkpoint.load(checkpoint_dir, path)
+        self.builder = ChunkBuilder(job_id, source=path, node=node, max_lines=max_lines, max_age_s=max_age_s,
+                                    next_line=self.cp.next_line, seq=self.cp.seq)  # fmt: skip
+        self.splitter = LineSplitter()
+        self._fh: BinaryIO | None = None
+        self._pos = 0  # read position (bytes)
+        self._chunk_start = 0  # offset of the first buffered line
+        self._line_end = 0  # offset after the last complete line
+        self._last_partial: str | None = None
+        self.lines_sent = 0
+
+    async def _open(self) -> bool:
+        try:
+            fh = open(self.path, "rb")  # noqa: PTH123, SIM115, ASYNC230
+        except FileNotFoundError:
+            return False
+        st = os.fstat(fh.fileno())
+        cp = self.cp
+        if (cp.dev, cp.ino) == (st.st_dev, st.st_ino) and cp.offset <= st.st_size:
+            start = cp.offset
+        else:
+            if cp.ino:
+                log.info("log file replaced or truncated since last run; reading it from the start", path=self.path)
+            start, cp.inflight = 0, None
+            cp.dev, cp.ino, cp.offset = st.st_dev, st.st_ino, 0
+        self._fh = fh
+        self._pos = self._chunk_start = self._line_end = start
+        fh.seek(start)
+        if cp.inflight is not None:
+            await self._replay(cp.inflight)
+        return True
+
+    async def _replay(self, inflight: list[int]) -> None:
+        """Re-send the chunk that was in flight when the process died, byte for byte."""
+        assert self._fh is not None
+        start, end, first_line, seq, n_lines = inflight
+        self._fh.seek(start)
+        data = self._fh.read(end - start)
+        parts = data.split(b"\n")
+        if parts and parts[-1] == b"":
+            parts.pop()  # chunks end after a newline, except a file's unterminated last line
+        lines = [compact_line(p) for p in parts]
+        if len(lines) != n_lines:
+            raise CheckpointError(f"{self.path} changed under an in-flight chunk; delete its checkpoint to re-read")
+        chunk = LogChunk(job_id=self.job_id, source=self.path, seq=seq, first_line=first_line, lines=lines,
+                         node=self.builder.node)  # fmt: skip
+        await self.pub.publish(logs_chunks.TOPIC, chunk)
+        self.cp.inflight = None
+        self.cp.offset, self.cp.next_line, self.cp.seq = end, first_line + n_lines, seq + 1
+        self.cp.save(self.dir)
+        self.builder.next_line, self.builder.seq = self.cp.next_line, self.cp.seq
+        self._pos = self._chunk_start = self._line_end = end
+        self.lines_sent += n_lines
+        log.info("re-sent in-flight chunk after restart", path=self.path, seq=seq, lines=n_lines)
+
+    async def _send(self, chunk: LogChunk) -> None:
+        """Publish with an in-flight record so a crash at any point replays the same chunk."""
+        end = self._line_end
+        if chunk.lines:
+            self.cp.inflight = [self._chunk_start, end, chunk.first_line, chunk.seq, len(chunk.lines)]
+            self.cp.save(self.dir)
+        await self.pub.publish(logs_chunks.TOPIC, chunk)
+        self.cp.inflight = None
+        self.cp.offset, self.cp.next_line, self.cp.seq = end, chunk.last_line + 1, chunk.seq + 1
+        self.cp.save(self.dir)
+        self._chunk_start = end
+        self.lines_sent += len(chunk.lines)
+
+    async def poll(self, final: bool = False) -> int:
+        """Read what is new, publish full or due chunks; return bytes read."""
+        if self._fh is None and not await self._open():
+            return 0
+        assert self._fh is not None
+        total = 0
+        while True:
+            data = self._fh.read(READ_BLOCK)
+            if not data:
+                break
+            total += len(data)
+            self._pos += len(data)
+            for text, raw_len in self._split(data):
+                self._line_end += raw_len + 1
+                for chunk in self.builder.add([text]):
+                    await self._send(chunk)
+            if len(data) < READ_BLOCK:
+                break
+        if total == 0:
+            await self._check_rotation()
+        partial = self.splitter.partial
+        if final:
+            tail = self.splitter.flush()
+            if tail:
+                self._line_end = self._pos
+                self.builder.add(tail)
+            chunk = self.builder.take(eof=True)
+            if chunk is not None:
+                await self._send(chunk)
+        elif self.builder.due() or (partial is not None and partial != self._last_partial):
+            chunk = self.builder.take(partial=partial if partial != self._last_partial else None)
+            if chunk is not None:
+                self._last_partial = partial
+                await self._send(chunk)
+        return total
+
+    def _split(self, data: bytes) -> list[tuple[str, int]]:
+        return self.splitter.feed_sized(data)
+
+    async def _check_rotation(self) -> None:
+        assert self._fh is not None
+        try:
+            st = os.stat(self.path)  # noqa: PTH116
+        except FileNotFoundError:
+            return
+        cur = os.fstat(self._fh.fileno())
+        if (st.st_dev, st.st_ino) != (cur.st_dev, cur.st_ino):
+            log.info("log file rotated; finishing the old one", path=self.path)
+            await self.poll(final=True)
+            self._fh.close()
+            self._fh = None
+            self.cp.dev = self.cp.ino = self.cp.offset = 0
+            self.cp.save(self.dir)
+            self.splitter = LineSplitter()
+            self._last_partial = None
+        elif st.st_size < self._pos:
+            log.info("log file truncated; reading it from the start", path=self.path)
+            self._fh.seek(0)
+            self._pos = self._chunk_start = self._line_end = 0
+            self.cp.offset = 0
+            self.splitter = LineSplitter()
+            self.builder.take()  # nothing buffered survives a truncation point
+            self._last_partial = None
+
+    def close(self) -> None:
+        """Close the file handle."""
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+class LogTailer:
+    """Follows files and globs, one :class:`FileFollower` per file; stop with :meth:`stop`."""
+
+    def __init__(
+        self,
+        patterns: list[str],
+        publisher: Publisher,
+        checkpoint_dir: Path,
+        job_id: str | None = None,
+        job_id_of: Callable[[str], str] | None = None,
+        poll_s: float = 0.1,
+        node: str | None = None,
+        max_lines: int = 500,
+    ) -> None:
+        self.patterns = patterns
+        self.pub = publisher
+        self.dir = checkpoint_dir
+        self.job_id = job_id
+        self.job_id_of = job_id_of or (lambda p: Path(p).stem)
+        self.poll_s = poll_s
+        self.node = node
+        self.max_lines = max_lines
+        self.followers: dict[str, FileFollower] = {}
+        self._stop = asyncio.Event()
+
+    def _discover(self) -> None:
+        for pattern in self.patterns:
+            paths = glob.glob(pattern) if glob.has_magic(pattern) else [pattern]  # noqa: PTH207
+            for p in paths:
+                ap = str(Path(p).absolute())
+                if ap not in self.followers and (Path(ap).is_file() or not glob.has_magic(pattern)):
+                    job = self.job_id or self.job_id_of(ap)
+                    self.followers[ap] = FileFollower(ap, job, self.pub, self.dir, self.node, self.max_lines)
+
+    async def run(self, once: bool = False) -> None:
+        """Follow until :meth:`stop` (or, with ``once``, read everything present and return)."""
+        last_scan = 0.0
+        loop = asyncio.get_running_loop()
+        while not self._stop.is_set():
+            if loop.time() - last_scan > 1.0:
+                self._discover()
+                last_scan = loop.time()
+            busy = 0
+            for f in list(self.followers.values()):
+                busy += await f.poll(final=once)
+            if once:
+                break
+            if not busy:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), self.poll_s)
+        for f in self.followers.values():
+            f.close()
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to return after the current poll."""
+        self._stop.set()

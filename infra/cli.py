@@ -1,0 +1,277 @@
+"""The ``schedmate`` command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from schedmate.infra.settings import Settings, get_settings
+from schedmate.schemas.exceptions import SchedMateError
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="schedmate",
+    help="Semantic signals for deep-learning cluster schedulers: live metrics, diagnoses, estimates.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+logs_app = typer.Typer(help="Publish log lines to logs.chunks.", no_args_is_help=True)
+schemas_app = typer.Typer(help="The event contract.", no_args_is_help=True)
+bench_app = typer.Typer(help="Benchmarks, each against its baseline in one run.", no_args_is_help=True)
+app.add_typer(logs_app, name="logs")
+app.add_typer(schemas_app, name="schemas")
+app.add_typer(bench_app, name="bench")
+
+
+def _settings(quiet: bool = False) -> Settings:
+    from schedmate.infra.logging import configure_logging  # noqa: PLC0415
+
+    s = get_settings()
+    level = "WARNING" if quiet and "SCHEDMATE_LOG_LEVEL" not in os.environ else s.log_level
+    configure_logging(level, s.log_json)
+    return s
+
+
+def _fail(exc: Exception) -> None:
+    typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(2)
+
+
+# -- offline contract -------------------------------------------------------------------------
+
+
+@app.command()
+def metrics(
+    logfile: Annotated[Path, typer.Argument(help="A training log.", exists=True, dir_okay=False)],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Latest training progress in LOGFILE (same code path as the track agent)."""
+    from schedmate.agents.tracker import metrics_of_file  # noqa: PLC0415
+
+    snap = metrics_of_file(logfile).as_dict()
+    if as_json:
+        typer.echo(json.dumps(snap))
+        return
+    for k, v in snap.items():
+        typer.echo(f"{k:>14}: {'—' if v is None else v}")
+
+
+@schemas_app.command("export")
+def schemas_export(folder: Annotated[Path, typer.Argument(help="Where to write <topic>.schema.json files.")]) -> None:
+    """Write the JSON Schema of every topic (for non-Python subscribers)."""
+    from schedmate.schemas import export_json_schemas  # noqa: PLC0415
+
+    for p in export_json_schemas(folder):
+        typer.echo(str(p))
+
+
+# -- running ------------------------------------------------------------------------------------
+
+
+@app.command()
+def worker(
+    no_classify: Annotated[bool, typer.Option("--no-classify", help="Skip embedding template classes.")] = False,
+) -> None:
+    """Run one stream worker (Faust) against the configured broker; add more to scale out."""
+    from schedmate.streams.worker import run_worker  # noqa: PLC0415
+
+    s = _settings()
+    try:
+        run_worker(s, classify=not no_classify)
+    except SchedMateError as exc:
+        _fail(exc)
+
+
+@app.command()
+def up(
+    workers: Annotated[int, typer.Option(help="Stream workers to start.")] = 1,
+    partitions: Annotated[int | None, typer.Option(help="Partitions per topic (default: settings).")] = None,
+) -> None:
+    """Start the embedded broker and stream workers; Ctrl-C (or SIGTERM) stops them cleanly."""
+    from schedmate.infra.supervisor import run_up  # noqa: PLC0415
+
+    s = _settings()
+    if partitions:
+        s = s.model_copy(update={"partitions": partitions})
+    try:
+        asyncio.run(run_up(s, workers))
+    except SchedMateError as exc:
+        _fail(exc)
+
+
+@app.command()
+def watch(
+    topic: Annotated[str, typer.Argument(help="Topic to follow, e.g. jobs.metrics.")],
+    job: Annotated[str | None, typer.Option(help="Only this job.")] = None,
+    from_beginning: Annotated[bool, typer.Option("--from-beginning", help="Replay the topic.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON event per line.")] = False,
+    max_events: Annotated[int | None, typer.Option("--max", help="Stop after this many events.")] = None,
+    timeout: Annotated[float | None, typer.Option(help="Stop after this many seconds.")] = None,
+) -> None:
+    """Pretty-print a topic's events as they arrive."""
+    from schedmate.connectors.subscriber import watch_topic  # noqa: PLC0415
+
+    s = _settings()
+    try:
+        asyncio.run(watch_topic(s, topic, job, from_beginning, as_json, max_events, timeout))
+    except SchedMateError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        pass
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def run(
+    ctx: typer.Context,
+    workdir: Annotated[Path, typer.Option(help="Working directory of the job.")] = Path(),
+    job_id: Annotated[str | None, typer.Option(help="Job id (default: a fresh one).")] = None,
+    name: Annotated[str, typer.Option(help="Job name.")] = "",
+    gpus: Annotated[int, typer.Option(help="GPUs the job asks for.")] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not mirror the job's output.")] = False,
+) -> None:
+    """Run `-- CMD...` as a local job: lifecycle events and its output stream to Kafka."""
+    from schedmate.connectors.publisher import Publisher  # noqa: PLC0415
+    from schedmate.connectors.runner import run_job  # noqa: PLC0415
+
+    s = _settings()
+    command = list(ctx.args)
+
+    async def _go() -> int:
+        async with Publisher(s) as pub:
+            jid, rc = await run_job(pub, command, workdir, job_id, name=name, num_gpus=gpus,
+                                    echo=None if quiet else sys.stdout)  # fmt: skip
+            typer.secho(f"job {jid} exited with {rc}", err=True)
+            return rc
+
+    try:
+        raise typer.Exit(asyncio.run(_go()))
+    except SchedMateError as exc:
+        _fail(exc)
+
+
+@logs_app.command("push")
+def logs_push(
+    job: Annotated[str, typer.Option(help="Job id the lines belong to.")],
+    file: Annotated[str, typer.Argument(help="File to read, or - for standard input.")] = "-",
+    source: Annotated[str, typer.Option(help="Name of this log source.")] = "stdout",
+    first_line: Annotated[int, typer.Option(help="Line number of the first line pushed.")] = 1,
+) -> None:
+    """Publish a file or a pipe (`cmd | schedmate logs push --job J`) as log chunks."""
+    from schedmate.connectors.push import push_stream  # noqa: PLC0415
+
+    s = _settings()
+    try:
+        n = asyncio.run(push_stream(s, job, file, source, first_line))
+    except SchedMateError as exc:
+        _fail(exc)
+    typer.secho(f"pushed {n} lines for job {job}", err=True)
+
+
+@logs_app.command("tail")
+def logs_tail(
+    patterns: Annotated[list[str], typer.Argument(help="Files or globs to follow.")],
+    job: Annotated[str | None, typer.Option(help="Job id for every file (default: each file's stem).")] = None,
+    once: Annotated[bool, typer.Option("--once", help="Publish what is there, then exit.")] = False,
+) -> None:
+    """Follow log files (rotation, truncation, restarts: no line lost or duplicated)."""
+    from schedmate.connectors.push import tail_files  # noqa: PLC0415
+
+    s = _settings()
+    try:
+        asyncio.run(tail_files(s, patterns, job, once))
+    except SchedMateError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        pass
+
+
+@app.command()
+def nvml(
+    interval: Annotated[float, typer.Option(help="Seconds between samples.")] = 5.0,
+    count: Annotated[int | None, typer.Option(help="Samples to take (default: until stopped).")] = None,
+    job: Annotated[str | None, typer.Option(help="Job id running on these GPUs.")] = None,
+) -> None:
+    """Publish this host's GPU samples (utilisation, memory, power, ECC, Xid) to gpu.samples."""
+    from schedmate.connectors.nvml import NvmlSampler, NvmlUnavailableError  # noqa: PLC0415
+    from schedmate.connectors.publisher import Publisher  # noqa: PLC0415
+
+    s = _settings()
+    try:
+        sampler = NvmlSampler(job_id=job).start()
+    except NvmlUnavailableError as exc:
+        typer.secho(str(exc), fg=typer.colors.YELLOW, err=True)
+        return
+
+    async def _go() -> int:
+        async with Publisher(s) as pub:
+            return await sampler.run(pub, interval, count)
+
+    try:
+        n = asyncio.run(_go())
+        typer.secho(f"published {n} sampling rounds", err=True)
+    except SchedMateError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sampler.stop()
+
+
+@app.command()
+def demo(
+    keep: Annotated[bool, typer.Option(help="Keep the broker and worker running after the jobs end.")] = False,
+) -> None:
+    """Start everything embedded, run three real training scripts, show their live metrics."""
+    from schedmate.infra.demo import run_demo  # noqa: PLC0415
+
+    s = _settings(quiet=True)
+    try:
+        asyncio.run(run_demo(s, keep=keep))
+    except SchedMateError as exc:
+        _fail(exc)
+
+
+# -- benchmarks -------------------------------------------------------------------------------
+
+
+@bench_app.command("track")
+def bench_track(
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    log: Annotated[Path | None, typer.Option(help="Log to replay (default: a generated mixed log).")] = None,
+    lines: Annotated[int, typer.Option(help="Lines for the template path and end to end.")] = 200_000,
+    baseline_lines: Annotated[int, typer.Option(help="Lines for the per-line embedding baseline.")] = 1_000,
+) -> None:
+    """Template-cached tracking vs embedding every line, and end to end through the broker."""
+    from schedmate.infra.bench import bench_track as _bench  # noqa: PLC0415
+
+    s = _settings()
+    try:
+        result: dict[str, Any] = asyncio.run(_bench(s, log, lines, baseline_lines, progress=not as_json))
+    except SchedMateError as exc:
+        _fail(exc)
+    if as_json:
+        typer.echo(json.dumps(result))
+    else:
+        for k, v in result.items():
+            typer.echo(f"{k:>34}: {v}")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        app()
+    except SchedMateError as exc:
+        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+        sys.exit(2)
+
+if __name__ == "__main__":
+    main()

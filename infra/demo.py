@@ -1,0 +1,165 @@
+"""`schedmate demo`: the whole pipeline on one machine with three real CPU training jobs."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from schedmate.connectors.publisher import Publisher
+from schedmate.connectors.runner import new_job_id, run_job
+from schedmate.connectors.subscriber import Subscriber
+from schedmate.infra.settings import Settings
+from schedmate.infra.supervisor import LocalStack
+from schedmate.schemas.jobs_events import JobEvent
+from schedmate.schemas.jobs_metrics import JobMetrics
+
+__all__ = ["DEMO_JOBS", "run_demo"]
+
+_JOBS_DIR = Path(__file__).parent / "demo_jobs"
+# (name, script, args): three logging styles (tqdm bar, logging key=value, nanoGPT iter lines).
+DEMO_JOBS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("mlp-tqdm", "train_tqdm.py", ()),
+    ("regression-kv", "train_kv.py", ()),
+    ("tiny-lm-nano", "train_nano.py", ()),
+)
+
+
+@dataclass
+class _Row:
+    name: str
+    job_id: str
+    status: str = "submitted"
+    exit_code: int | None = None
+    metrics: JobMetrics | None = None
+    history: list[tuple[float, float]] = field(default_factory=list)  # (t, steps/s)
+    lines_in_log: int | None = None
+
+
+def _fmt(v: float | None, spec: str = ".4g") -> str:
+    return "—" if v is None else format(v, spec)
+
+
+def _table(rows: list[_Row], title: str) -> Table:
+    t = Table(title=title, expand=False)
+    for col in ("job", "status", "step", "epoch", "loss", "lr", "step time", "throughput", "ETA", "lines"):
+        t.add_column(col, justify="right" if col not in ("job", "status") else "left")
+    for r in rows:
+        m = r.metrics
+        if m is None:
+            t.add_row(r.name, r.status, *(["—"] * 8))
+            continue
+        step = "—" if m.step is None else (f"{m.step}/{m.total_steps}" if m.total_steps else str(m.step))
+        thr = (
+            f"{m.tokens_per_s:.0f} tok/s" if m.tokens_per_s else f"{m.samples_per_s:.0f} samples/s"
+            if m.samples_per_s else (f"{1 / m.step_time_s:.1f} it/s" if m.step_time_s else "—")
+        )  # fmt: skip
+        t.add_row(
+            r.name, r.status, step, _fmt(m.epoch, "g"), _fmt(m.loss), _fmt(m.lr, ".3g"),
+            "—" if m.step_time_s is None else f"{m.step_time_s * 1000:.1f} ms", thr,
+            "—" if m.eta_s is None else f"{m.eta_s:.0f} s", str(m.lines_total),
+        )  # fmt: skip
+    return t
+
+
+def _plot(rows: list[_Row], out: Path) -> Path | None:
+    try:
+        import matplotlib as mpl  # noqa: PLC0415
+
+        mpl.use("Agg")
+        import matplotlib.pyplot as plt  # noqa: PLC0415
+    except ImportError:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 4))
+    t0 = min((h[0][0] for h in (r.history for r in rows) if h), default=0.0)
+    for r in rows:
+        if r.history:
+            ax.plot([t - t0 for t, _ in r.history], [v for _, v in r.history], marker=".", label=r.name)
+    ax.set_xlabel("seconds since first metrics")
+    ax.set_ylabel("training steps / s (from jobs.metrics)")
+    ax.set_title("Live throughput of the demo jobs")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+async def run_demo(settings: Settings, keep: bool = False, jobs: tuple[tuple[str, str, tuple[str, ...]], ...] = DEMO_JOBS,
+                   settle_timeout_s: float = 60.0) -> list[_Row]:  # fmt: skip
+    """Run the demo; return its rows (the jobs, their final metrics and status)."""
+    console = Console() if sys.stdout.isatty() else Console(width=140)
+    settings = settings.model_copy(update={"metrics_interval_s": min(settings.metrics_interval_s, 2.0)})
+    demo_dir = settings.data_dir / "demo"
+    demo_dir.mkdir(parents=True, exist_ok=True)
+    console.print("[bold]SchedMate demo[/bold]: embedded broker + 1 stream worker + 3 real CPU training jobs")
+    async with LocalStack(settings, workers=1, worker_env={"SCHEDMATE_METRICS_INTERVAL_S": "2"}) as stack:
+        cs = stack.client_settings
+        console.print(f"broker kafka://{stack.bootstrap}; jobs' logs mirrored in {demo_dir}")
+        rows = [_Row(name, new_job_id(name)) for name, _, _ in jobs]
+        by_id = {r.job_id: r for r in rows}
+        async with Subscriber(cs, ["jobs.metrics", "jobs.events"]) as sub, Publisher(cs) as pub:
+            runs = [
+                asyncio.create_task(
+                    run_job(pub, [sys.executable, str(_JOBS_DIR / script), *args], _JOBS_DIR, r.job_id,
+                            name=name, log_copy=demo_dir / f"{r.job_id}.log")  # fmt: skip
+                )
+                for r, (name, script, args) in zip(rows, jobs, strict=True)
+            ]
+            live = console.is_terminal
+            deadline: float | None = None
+
+            async def consume() -> None:
+                nonlocal deadline
+                last_print = 0.0
+                with Live(_table(rows, "live metrics"), console=console, auto_refresh=False,
+                          transient=False) if live else contextlib.nullcontext() as view:  # fmt: skip
+                    async for _, ev in sub:
+                        row = by_id.get(getattr(ev, "job_id", ""))
+                        if row is None:
+                            continue
+                        if isinstance(ev, JobMetrics):
+                            row.metrics = ev
+                            if ev.steps_per_s is not None:
+                                row.history.append((ev.window_end, ev.steps_per_s))
+                        elif isinstance(ev, JobEvent):
+                            row.status = ev.kind if ev.kind == "started" else str(ev.status)
+                            row.exit_code = ev.exit_code
+                            if ev.kind == "finished":
+                                with contextlib.suppress(OSError):
+                                    data = (demo_dir / f"{row.job_id}.log").read_bytes()
+                                    row.lines_in_log = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+                        if live and view is not None:
+                            view.update(_table(rows, "live metrics"), refresh=True)
+                        elif time.monotonic() - last_print > 3:
+                            last_print = time.monotonic()
+                            console.print(_table(rows, f"metrics at {time.strftime('%H:%M:%S')}"))
+                        if all(r.status in ("completed", "failed", "cancelled") for r in rows):
+                            deadline = deadline or time.monotonic() + settle_timeout_s
+                            if time.monotonic() > deadline or all(
+                                r.metrics is not None and r.metrics.lines_total >= (r.lines_in_log or 0) for r in rows
+                            ):
+                                return
+
+            watcher = asyncio.create_task(consume())
+            await asyncio.gather(*runs)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(watcher, settle_timeout_s)
+        console.print(_table(rows, "summary: final metrics of each job"))
+        plot = _plot(rows, demo_dir / "throughput.png")
+        if plot is not None:
+            console.print(f"throughput over time: {plot}")
+        if keep:
+            console.print("stack kept running (Ctrl-C to stop); try: schedmate watch jobs.metrics --from-beginning")
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.Event().wait()
+    return rows
