@@ -17,6 +17,8 @@ from typing import Final, Literal
 
 __all__ = [
     "METRICS",
+    "METRICS_BLOCK_HEADER",
+    "METRICS_BLOCK_ROW",
     "NUMBER_RE",
     "Slot",
     "TemplateSpec",
@@ -80,14 +82,17 @@ _NON_TRAINING_BAR: Final = re.compile(
     r"filter\w*|extract\w*|fetching|processing|resolving|running tokenizer|shards|checkpoint|upload\w*)\b"
 )
 # Lines that summarise a whole run (HF Trainer's final dict and metric blocks): not live progress.
-_SUMMARY: Final = re.compile(r"train_runtime|\*{3,}\s*\w+ metrics\s*\*{3,}")
+_SUMMARY: Final = re.compile(r"train_runtime")
+# HF Trainer's `log_metrics` block: a "***** train metrics *****" header, then indented "key = value" rows.
+METRICS_BLOCK_HEADER: Final = re.compile(r"^\*{3,}\s*\w+ metrics\s*\*{3,}$")
+METRICS_BLOCK_ROW: Final = re.compile(r"^\s+[\w/.-]+\s*=\s*\S")
 # DeepSpeed's ThroughputTimer prints the engine's epoch counter, which only moves when a user
 # calls it; it is not the training epoch.
 _DS_TIMER_EPOCH: Final = re.compile(r"epoch=\d+/micro_step=")
 
 _LOSS_KEYS: Final = frozenset(
     {
-        "loss", "train_loss_step", "training_loss", "loss_step", "lm_loss", "train/loss", "total_loss",
+        "loss", "train_loss", "train_loss_step", "training_loss", "loss_step", "lm_loss", "train/loss", "total_loss",
         "avg_loss", "mean_loss", "running_loss", "batch_loss", "tr_loss", "train_lm_loss", "loss_total",
         "train/loss_step", "trainer/loss", "step_loss",
     }
@@ -107,10 +112,12 @@ _STEP_TIME_KEYS: Final = frozenset(
 )  # fmt: skip
 _SAMPLES_KEYS: Final = frozenset(
     {"samples_per_s", "samples_per_sec", "samples_per_second", "throughput", "currsamplespersec",
-     "examples_per_sec", "examples_per_second", "images_per_sec", "imgs_per_sec", "train/samples_per_second"}
+     "examples_per_sec", "examples_per_second", "images_per_sec", "imgs_per_sec", "train/samples_per_second",
+     "samples/s", "samples/sec", "img/s", "images/s"}
 )  # fmt: skip
 _TOKENS_KEYS: Final = frozenset(
-    {"tokens_per_s", "tokens_per_sec", "tokens_per_second", "tps", "tgs", "tok_per_sec", "tokens_per_sec_per_gpu"}
+    {"tokens_per_s", "tokens_per_sec", "tokens_per_second", "tps", "tgs", "tok_per_sec", "tokens_per_sec_per_gpu",
+     "wps", "tokens/sec", "tokens/s", "tok/s", "tok/sec"}
 )
 _RATE_UNITS: Final = {
     "samples/s": "samples_per_s", "samples/sec": "samples_per_s", "sample/s": "samples_per_s",

@@ -8,6 +8,7 @@ numeric slots name training metrics are ``progress`` by rule (no embedding neede
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from typing import Final, Literal
@@ -20,7 +21,7 @@ from schedmate.agents.embeddings import Embedder, Vectors
 from schedmate.agents.slots import learn_spec
 from schedmate.agents.store import Store
 
-__all__ = ["CLASSES", "EXEMPLARS", "TemplateClassifier"]
+__all__ = ["CLASSES", "EXEMPLARS", "TemplateClassifier", "rule_class"]
 
 LineClass = Literal["error", "warning", "progress", "other"]
 CLASSES: Final = ("error", "warning", "progress", "other")
@@ -84,6 +85,23 @@ EXEMPLARS: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
+# Explicit severity markers decide before any embedding (cheap first); a warning marker wins
+# over error words it may mention ("UserWarning: … error …").
+_WARNING_MARK: Final = re.compile(r"\b(?:WARNING|WARN|Warning|\w+Warning)\b|^\[W ")
+_ERROR_MARK: Final = re.compile(
+    r"\b(?:ERROR|FATAL|CRITICAL|Traceback|\w+Error|\w+Exception|Segmentation fault|core dumped|Aborted)\b"
+)
+
+
+def rule_class(line: str) -> str | None:
+    """Class from an explicit severity marker, if the line has one."""
+    if _WARNING_MARK.search(line):
+        return "warning"
+    if _ERROR_MARK.search(line):
+        return "error"
+    return None
+
+
 def _miner() -> TemplateMiner:
     cfg = TemplateMinerConfig()
     cfg.profiling_enabled = False
@@ -136,10 +154,11 @@ class TemplateClassifier:
             if known is not None:
                 self._remember(key, known[0])
                 return known[0]
-            if learn_spec(line).is_progress:
-                self._by_cluster[cluster] = ("progress", "rules")
-                self._remember(key, "progress")
-                return "progress"
+            ruled = "progress" if learn_spec(line).is_progress else rule_class(line)
+            if ruled is not None:
+                self._by_cluster[cluster] = (ruled, "rules")
+                self._remember(key, ruled)
+                return ruled
             if len(self._pending) < self._max_pending and cluster not in self._pending:
                 self._pending[cluster] = (key, line)
             if key in self._pending_keys or len(self._pending_keys) < self._max_pending:

@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Protocol
 
 from schedmate.agents.progress import JobProgress, ProgressSnapshot
-from schedmate.agents.slots import TemplateSpec, learn_spec, numbers_of, template_key
+from schedmate.agents.slots import (
+    METRICS_BLOCK_HEADER,
+    METRICS_BLOCK_ROW,
+    TemplateSpec,
+    learn_spec,
+    numbers_of,
+    template_key,
+)
 from schedmate.agents.text import clean_line, split_physical_lines
 
 __all__ = ["LineClasses", "MetricTracker", "SlotNamer", "TemplateSpecCache", "metrics_of_file"]
@@ -79,6 +86,7 @@ class LineCounts:
 class _Job:
     progress: JobProgress = field(default_factory=JobProgress)
     counts: LineCounts = field(default_factory=LineCounts)
+    in_summary_block: bool = False  # inside a "***** train metrics *****" block
 
 
 class MetricTracker:
@@ -137,6 +145,13 @@ class MetricTracker:
                     counts.warning += 1
                 elif cls is None and len(counts.undecided) < 1000:
                     counts.undecided[key] = text[:500]
+            if text[0] == "*" and METRICS_BLOCK_HEADER.match(text):
+                job.in_summary_block = True
+                continue
+            if job.in_summary_block:
+                if METRICS_BLOCK_ROW.match(text):
+                    continue
+                job.in_summary_block = False
             spec = specs.get(key, text)
             if not spec.slots:
                 continue

@@ -21,8 +21,7 @@ def compact_line(raw: bytes, limit: int = MAX_LINE_BYTES) -> str:
     if len(raw) > limit:
         cr = raw.rfind(b"\r", 0, len(raw) - 1)
         if cr >= 0 and len(raw) - cr <= limit:
-            head = raw.rfind(b"\r", 0, max(0, len(raw) - limit))
-            raw = raw[head if head >= 0 else cr :]
+            raw = raw[raw.find(b"\r", len(raw) - limit) :]  # the redraws that fit
         else:
             cut = len(raw) - limit
             return raw[:limit].decode("utf-8", errors="replace") + f" …[{cut} bytes cut]"

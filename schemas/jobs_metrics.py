@@ -35,6 +35,7 @@ class JobMetrics(Event):
     error_lines: int = 0
     warning_lines: int = 0
     last_error: str | None = None
+    worker: str | None = Field(default=None, description="host:pid of the worker that emitted it")
     ts: float = Field(default_factory=now)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import socket
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +37,7 @@ from schedmate.streams.deadletter import send_dead_letter
 __all__ = ["TrackRuntime", "register_track"]
 
 log = get_logger(__name__)
+_WORKER = f"{socket.gethostname()}:{os.getpid()}"
 
 
 @dataclass(slots=True)
@@ -225,6 +228,7 @@ class TrackRuntime:
             error_lines=counts.error,
             warning_lines=counts.warning,
             last_error=counts.last_error,
+            worker=_WORKER,
         )
 
     async def _emit(self, job_id: str, now: float) -> None:

@@ -1,0 +1,121 @@
+"""Shared fixtures: a real embedded broker per test, worker processes, event collection."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+from schedmate.infra.broker import EmbeddedBroker
+from schedmate.infra.settings import Settings
+from schedmate.schemas import Event, TopicSpec
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture
+async def broker() -> AsyncIterator[EmbeddedBroker]:
+    """A fresh Tansu broker process with every topic (4 partitions)."""
+    b = EmbeddedBroker(partitions=4)
+    await b.start()
+    try:
+        yield b
+    finally:
+        await b.stop()
+
+
+@pytest.fixture
+def settings(tmp_path: Path, broker: EmbeddedBroker) -> Settings:
+    """Settings pointing at the test broker, data under tmp_path."""
+    return Settings(broker=f"kafka://{broker.bootstrap}", data_dir=tmp_path / "data", metrics_interval_s=0.5)
+
+
+class WorkerProcs:
+    """Starts `schedmate worker` processes against a broker and stops them all at the end."""
+
+    def __init__(self, bootstrap: str, data_dir: Path) -> None:
+        self.bootstrap = bootstrap
+        self.data_dir = data_dir
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def start(self, classify: bool = False, interval: float = 0.5, app_id: str = "schedmate-test") -> subprocess.Popen[bytes]:
+        env = dict(
+            os.environ,
+            SCHEDMATE_BROKER=f"kafka://{self.bootstrap}",
+            SCHEDMATE_DATA_DIR=str(self.data_dir),
+            SCHEDMATE_METRICS_INTERVAL_S=str(interval),
+            SCHEDMATE_APP_ID=app_id,
+            SCHEDMATE_LOG_JSON="true",
+        )
+        cmd = [sys.executable, "-m", "schedmate.infra.cli", "worker"] + ([] if classify else ["--no-classify"])
+        log = open(self.data_dir / f"worker-{len(self.procs)}.log", "wb")  # noqa: SIM115
+        p = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        self.procs.append(p)
+        return p
+
+    def stop_all(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in self.procs:
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+@pytest.fixture
+def workers(broker: EmbeddedBroker, tmp_path: Path) -> Iterator[WorkerProcs]:
+    """Worker processes for the test broker (stopped at teardown)."""
+    data = tmp_path / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    w = WorkerProcs(broker.bootstrap, data)
+    try:
+        yield w
+    finally:
+        w.stop_all()
+
+
+async def produce(bootstrap: str, spec: TopicSpec[Any], events: list[Event]) -> None:
+    """Publish events keyed as the topic says and wait for all acks."""
+    p = AIOKafkaProducer(bootstrap_servers=bootstrap)
+    await p.start()
+    try:
+        futs = [await p.send(spec.name, e.to_bytes(), key=spec.key_of(e)) for e in events]
+        await asyncio.gather(*futs)
+    finally:
+        await p.stop()
+
+
+async def collect(
+    bootstrap: str, topic: str, until: Any, timeout: float = 60.0
+) -> list[tuple[int, int, bytes | None, bytes | None]]:
+    """Read ``topic`` from the beginning until ``until(messages)`` is true or ``timeout`` passes.
+
+    Returns (partition, offset, key, value) tuples.
+    """
+    c = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False)
+    await c.start()
+    out: list[tuple[int, int, bytes | None, bytes | None]] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            batch = await c.getmany(timeout_ms=300)
+            for tp, msgs in batch.items():
+                out.extend((tp.partition, m.offset, m.key, m.value) for m in msgs)
+            if until(out):
+                break
+    finally:
+        await c.stop()
+    return out

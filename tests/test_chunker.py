@@ -1,0 +1,61 @@
+"""Unit tests: physical lines from bytes, bounded lines, chunks with contiguous numbering."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from schedmate.agents.text import clean_line
+from schedmate.connectors.chunker import ChunkBuilder, LineSplitter, compact_line
+
+
+def test_carriage_returns_stay_inside_a_line_and_partial_is_exposed() -> None:
+    """\\r does not end a line; the unfinished bar is available as the partial line."""
+    sp = LineSplitter()
+    assert sp.feed(b"a\r b\r c") == []
+    assert sp.partial == "a\r b\r c"
+    assert sp.feed(b"\nnext\n") == ["a\r b\r c", "next"]
+    assert sp.partial is None
+
+
+def test_invalid_utf8_is_replaced_not_rejected() -> None:
+    """Bytes that are not UTF-8 become U+FFFD and the line survives."""
+    assert LineSplitter().feed(b"loss \xff\xfe 1.0\n") == ["loss \ufffd\ufffd 1.0"]
+
+
+def test_long_lines_are_bounded() -> None:
+    """A huge line is cut with a note; a huge redraw line keeps its latest redraws."""
+    plain = compact_line(b"x" * 10_000, limit=1000)
+    assert plain.startswith("x" * 1000) and "bytes cut" in plain
+    bar = b"".join(b"\r%d/100000 " % i for i in range(20000))
+    kept = compact_line(bar, limit=1000)
+    assert len(kept.encode()) <= 1000
+    assert clean_line(kept).startswith("19999/100000")
+
+
+def test_unfinished_huge_redraw_line_stays_bounded_and_counts_its_bytes() -> None:
+    """A bar redrawn for hours without a newline does not grow memory; byte sizes stay exact."""
+    sp = LineSplitter(limit=1000)
+    total = 0
+    for i in range(5000):
+        chunk = b"\r%d/5000 bar" % i
+        total += len(chunk)
+        sp.feed(chunk)
+    assert len(sp._pending) <= 4 * 1000 + 20  # noqa: SLF001
+    out = sp.feed_sized(b"\n")
+    assert out[0][1] == total
+    assert clean_line(out[0][0]) == "4999/5000 bar"
+
+
+@given(st.lists(st.text(alphabet=st.characters(blacklist_characters="\n"), max_size=50), min_size=1, max_size=60),
+       st.integers(1, 7))  # fmt: skip
+def test_chunks_number_every_line_once(lines: list[str], max_lines: int) -> None:
+    """Chunks carry every line once, with contiguous line numbers and sequence numbers."""
+    b = ChunkBuilder("job", max_lines=max_lines)
+    chunks = b.add(lines)
+    last = b.take(eof=True)
+    if last is not None:
+        chunks.append(last)
+    assert [c.seq for c in chunks] == list(range(len(chunks)))
+    got = [(c.first_line + i, line) for c in chunks for i, line in enumerate(c.lines)]
+    assert got == list(enumerate(lines, start=1))
