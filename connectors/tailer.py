@@ -179,8 +179,10 @@ class FileFollower:
                     await self._send(chunk)
             if len(data) < READ_BLOCK:
                 break
-        if total == 0:
+        if total == 0 and not final:
             await self._check_rotation()
+            if self._fh is None:  # rotated: continue with the new file now
+                return await self.poll()
         partial = self.splitter.partial
         if final:
             tail = self.splitter.flush()
