@@ -28,7 +28,10 @@ from schedmate.infra.logging import get_logger
 from schedmate.infra.settings import Settings
 from schedmate.schemas import ALL_TOPICS
 
-__all__ = ["EmbeddedBroker", "client_options", "ensure_topics", "resolve_bootstrap", "tansu_binary"]
+# Internal topics (agents' durable state), partitioned like the inputs they follow.
+INTERNAL_TOPICS: tuple[str, ...] = ("track.state",)
+
+__all__ = ["INTERNAL_TOPICS", "EmbeddedBroker", "client_options", "ensure_topics", "resolve_bootstrap", "tansu_binary"]
 
 log = get_logger(__name__)
 
@@ -112,12 +115,11 @@ async def ensure_topics(
         ) from exc
     try:
         existing = set(await admin.list_topics())
-        missing = [t for t in ALL_TOPICS if t.name not in existing]
+        wanted = {t.name: t.partitions or partitions for t in ALL_TOPICS} | dict.fromkeys(INTERNAL_TOPICS, partitions)
+        missing = [name for name in wanted if name not in existing]
         if missing:
-            await admin.create_topics(
-                [NewTopic(t.name, num_partitions=t.partitions or partitions, replication_factor=1) for t in missing]
-            )
-        return [t.name for t in missing]
+            await admin.create_topics([NewTopic(n, num_partitions=wanted[n], replication_factor=1) for n in missing])
+        return missing
     except KafkaError as exc:
         raise BrokerError(f"could not create topics on {bootstrap}: {exc}") from exc
     finally:

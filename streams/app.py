@@ -8,6 +8,7 @@ from typing import Any
 
 import faust
 
+from schedmate.infra.broker import client_options
 from schedmate.infra.settings import Settings
 from schedmate.schemas import TopicSpec
 
@@ -21,6 +22,8 @@ class StreamsApp:
     app: faust.App
     settings: Settings
     topics: dict[str, faust.TopicT]
+    bootstrap: str
+    options: dict[str, Any]
 
     def topic(self, spec: TopicSpec) -> faust.TopicT:  # type: ignore[type-arg]
         """The Faust topic bound to ``spec``."""
@@ -83,4 +86,4 @@ def create_app(settings: Settings, bootstrap: str, topics: tuple[TopicSpec, ...]
         )
         for t in topics
     }
-    return StreamsApp(app=app, settings=settings, topics=bound)
+    return StreamsApp(app=app, settings=settings, topics=bound, bootstrap=bootstrap, options=client_options(settings))

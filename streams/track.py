@@ -1,9 +1,10 @@
 """The ``track`` agent: logs.chunks in windowed batches → at most one jobs.metrics per job per interval.
 
-Per job it keeps, in a changelogged table keyed like logs.chunks (so a job's state lives
-in the partition that carries its log), the last sequence number of every log source
-and the tracker's progress state. A chunk already applied is skipped, so a redelivery
-after a crash or rebalance neither loses nor double-counts lines. Parsing runs in a
+Per job it keeps, on the ``track.state`` topic in the partition that carries the job's log
+(see :mod:`schedmate.streams.state`), the last line number applied of every log source and
+the tracker's progress state, written before the input offsets are committed. Lines already
+applied are skipped, so a redelivery after a crash or rebalance neither loses nor
+double-counts lines. Parsing runs in a
 worker thread (one batch at a time) so the event loop keeps heart-beating.
 """
 
@@ -33,9 +34,11 @@ from schedmate.schemas.jobs_metrics import JobMetrics
 from schedmate.schemas.logs_chunks import LogChunk
 from schedmate.streams.app import StreamsApp
 from schedmate.streams.deadletter import send_dead_letter
+from schedmate.streams.state import StateStore
 
 __all__ = ["TrackRuntime", "register_track"]
 
+STATE_TOPIC = "track.state"
 log = get_logger(__name__)
 _WORKER = f"{socket.gethostname()}:{os.getpid()}"
 
@@ -63,12 +66,8 @@ class TrackRuntime:
         self.classifier = classifier
         self.tracker = MetricTracker(classes=classifier)
         self.jobs: dict[str, _JobWindow] = {}
-        self.table = sa.app.Table(
-            "track-state",
-            partitions=sa.settings.partitions,
-            use_partitioner=True,
-            help="per-job tracker state and last chunk sequence per log source",
-        )
+        self.state = StateStore(sa.bootstrap, STATE_TOPIC, sa.options)
+        self._restored: dict[int, dict[str, dict[str, Any]]] = {}
         self.out = sa.topic(metrics_schema.TOPIC)
         self.emitted = 0
         self.dead = 0
@@ -83,6 +82,8 @@ class TrackRuntime:
     async def process(self, events: Sequence[faust.EventT]) -> None:  # type: ignore[type-arg]
         """Decode, de-duplicate, parse (in a thread), persist state, emit due metrics."""
         fresh: list[LogChunk] = []
+        for p in {e.message.partition for e in events} - self._restored.keys():
+            self._restored[p] = await self.state.states(p)
         for event in events:
             msg = event.message
             try:
@@ -125,8 +126,10 @@ class TrackRuntime:
             job.window_lines += len(chunk.lines)
             job.dirty = True
             touched[chunk.job_id] = None
+        by_partition: dict[int, dict[str, dict[str, Any]]] = {}
         for job_id in touched:
-            self.table[job_id.encode()] = self._state_of(job_id)
+            by_partition.setdefault(self.jobs[job_id].partition, {})[job_id] = self._state_of(job_id)
+        await asyncio.gather(*(self.state.put_many(p, states) for p, states in by_partition.items()))
         sends = [self._emit(job_id, now) for job_id in touched if now - self.jobs[job_id].last_emit >= self.interval]
         if sends:
             await asyncio.gather(*sends)
@@ -169,7 +172,7 @@ class TrackRuntime:
         if job is not None:
             return job
         job = self.jobs[job_id] = _JobWindow(partition=partition)
-        state: dict[str, Any] | None = self.table.get(job_id.encode())
+        state: dict[str, Any] | None = self._restored.get(partition, {}).pop(job_id, None)
         if state:
             job.done = {k: int(v) for k, v in state.get("done", {}).items()}
             job.lines_total = int(state.get("lines_total", 0))
@@ -248,10 +251,19 @@ class TrackRuntime:
             await asyncio.gather(*(self._emit(j, now) for j in due))
 
     def on_revoked(self, partitions: set[int]) -> None:
-        """Forget jobs whose partitions moved to another worker (it restores them from the table)."""
+        """Forget jobs whose partitions moved away (their new owner recovers them from track.state)."""
         for job_id in [j for j, w in self.jobs.items() if w.partition in partitions]:
             self.jobs.pop(job_id, None)
             self.tracker.forget(job_id)
+        for p in partitions:
+            self._restored.pop(p, None)
+            self.state.forget(p)
+
+    def on_assigned(self, partitions: set[int]) -> None:
+        """Start recovering the state of newly assigned partitions."""
+        for p in partitions:
+            self._restored.pop(p, None)
+            self.state.recover(p)
 
 
 def register_track(sa: StreamsApp, embedder: Embedder | None, store: Store | None) -> TrackRuntime:
@@ -263,7 +275,14 @@ def register_track(sa: StreamsApp, embedder: Embedder | None, store: Store | Non
 
     async def track(stream: faust.StreamT) -> None:  # type: ignore[type-arg]
         async for events in stream.take_events(batch_max, within=0.2):
-            await rt.process(events)
+            try:
+                await rt.process(events)
+            except Exception as exc:
+                # Unexpected: stop the worker (without committing this batch) so a supervisor
+                # restarts it and it resumes from the committed offsets.
+                log.exception("track agent failed; stopping the worker")
+                await sa.app.crash(exc)
+                raise
 
     sa.app.agent(source, name="track", concurrency=1)(track)
 
@@ -275,6 +294,10 @@ def register_track(sa: StreamsApp, embedder: Embedder | None, store: Store | Non
     @sa.app.task
     async def _warm() -> None:
         await rt.warm_up()
+
+    @sa.app.on_partitions_assigned.connect  # type: ignore[untyped-decorator]
+    async def _assigned(app: faust.App, assigned: set[Any], **kwargs: Any) -> None:
+        rt.on_assigned({tp.partition for tp in assigned if tp.topic == chunks_schema.TOPIC.name})
 
     @sa.app.on_partitions_revoked.connect  # type: ignore[untyped-decorator]
     async def _revoked(app: faust.App, revoked: set[Any], **kwargs: Any) -> None:

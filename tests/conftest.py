@@ -47,6 +47,7 @@ class WorkerProcs:
         self.bootstrap = bootstrap
         self.data_dir = data_dir
         self.procs: list[subprocess.Popen[bytes]] = []
+        self._logs: list[Any] = []
 
     def start(self, classify: bool = False, interval: float = 0.5, app_id: str = "schedmate-test") -> subprocess.Popen[bytes]:
         env = dict(
@@ -59,6 +60,7 @@ class WorkerProcs:
         )
         cmd = [sys.executable, "-m", "schedmate.infra.cli", "worker"] + ([] if classify else ["--no-classify"])
         log = open(self.data_dir / f"worker-{len(self.procs)}.log", "wb")  # noqa: SIM115
+        self._logs.append(log)
         p = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
         self.procs.append(p)
         return p
@@ -73,6 +75,8 @@ class WorkerProcs:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        for log in self._logs:
+            log.close()
 
 
 @pytest.fixture
