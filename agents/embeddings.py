@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
 from schedmate.agents.exceptions import EmbeddingModelError
 
 __all__ = ["Embedder", "resolve_model_path"]
@@ -68,7 +67,7 @@ class Embedder:
                     from sentence_transformers import SentenceTransformer  # noqa: PLC0415
                     from transformers.utils import logging as hf_logging  # noqa: PLC0415
 
-                    hf_logging.disable_progress_bar()
+                    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
                     self._model = SentenceTransformer(str(path), device="cpu")
             except ModuleNotFoundError as exc:
                 raise EmbeddingModelError(

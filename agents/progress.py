@@ -109,9 +109,12 @@ class JobProgress:
         """Global step (and total) from a counter that may restart every epoch."""
         fam = self.counters.setdefault(total, _CounterFamily())
         epoch = line_epoch if line_epoch is not None else self.latest.get("epoch")
-        if epoch is not None and fam.last_epoch is not None and fam.last_n is not None:
-            if epoch > fam.last_epoch and n <= fam.last_n:
-                fam.per_epoch = True
+        restarted = (
+            epoch is not None and fam.last_epoch is not None and fam.last_n is not None
+            and epoch > fam.last_epoch and n <= fam.last_n
+        )  # fmt: skip
+        if restarted:
+            fam.per_epoch = True
         if (
             not fam.per_epoch
             and epoch is not None

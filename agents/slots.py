@@ -116,8 +116,20 @@ _SAMPLES_KEYS: Final = frozenset(
      "samples/s", "samples/sec", "img/s", "images/s"}
 )  # fmt: skip
 _TOKENS_KEYS: Final = frozenset(
-    {"tokens_per_s", "tokens_per_sec", "tokens_per_second", "tps", "tgs", "tok_per_sec", "tokens_per_sec_per_gpu",
-     "wps", "tokens/sec", "tokens/s", "tok/s", "tok/sec"}
+    {
+        "tokens_per_s",
+        "tokens_per_sec",
+        "tokens_per_second",
+        "tps",
+        "tgs",
+        "tok_per_sec",
+        "tokens_per_sec_per_gpu",
+        "wps",
+        "tokens/sec",
+        "tokens/s",
+        "tok/s",
+        "tok/sec",
+    }
 )
 _RATE_UNITS: Final = {
     "samples/s": "samples_per_s", "samples/sec": "samples_per_s", "sample/s": "samples_per_s",
@@ -295,8 +307,8 @@ def learn_spec(line: str) -> TemplateSpec:
                     continue
                 slots.append(Slot(i, metric, "keyed", scale=scale))
                 continue
-            if unit in ("%",) or (unit and metric != "step_time_s" and unit not in ("s", "sec")):
-                continue
+            if unit and unit not in ("s", "sec"):
+                continue  # a count with a unit (%, GB, …) is not a training metric
             slots.append(Slot(i, metric, "keyed"))
             if is_counter and metric in ("step", "epoch"):
                 total: Metric = "total_steps" if metric == "step" else "total_epochs"

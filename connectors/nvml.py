@@ -112,8 +112,11 @@ class NvmlSampler:
             name = _try(nv.nvmlDeviceGetName, h)
             out.append(
                 GpuSample(
-                    node=self.node, gpu_index=i, uuid=str(_try(nv.nvmlDeviceGetUUID, h) or ""),
-                    name=name.decode() if isinstance(name, bytes) else str(name or ""), job_id=self.job_id,
+                    node=self.node,
+                    gpu_index=i,
+                    uuid=str(_try(nv.nvmlDeviceGetUUID, h) or ""),
+                    name=name.decode() if isinstance(name, bytes) else str(name or ""),
+                    job_id=self.job_id,
                     util_pct=None if util is None else float(util.gpu),
                     mem_util_pct=None if util is None else float(util.memory),
                     mem_used_mb=None if mem is None else mem.used / 2**20,
@@ -123,7 +126,7 @@ class NvmlSampler:
                     ecc_corrected=None if ecc_c is None else int(ecc_c),
                     ecc_uncorrected=None if ecc_u is None else int(ecc_u),
                     xid_events=xids.get(i, []),
-                )  # fmt: skip
+                )
             )
         return out
 

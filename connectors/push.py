@@ -34,9 +34,9 @@ async def push_stream(settings: Settings, job_id: str, file: str, source: str = 
                 for chunk in builder.add(lines):
                     await pub.publish(logs_chunks.TOPIC, chunk, wait=False)
                 if builder.due():
-                    chunk = builder.take(partial=splitter.partial)
-                    if chunk is not None:
-                        await pub.publish(logs_chunks.TOPIC, chunk, wait=False)
+                    due = builder.take(partial=splitter.partial)
+                    if due is not None:
+                        await pub.publish(logs_chunks.TOPIC, due, wait=False)
             tail = splitter.flush()
             n += len(tail)
             for chunk in builder.add(tail):

@@ -111,10 +111,10 @@ async def run_job(
                     await publisher.publish(logs_chunks.TOPIC, chunk)
             partial = splitter.partial
             if builder.due() or (partial is not None and partial != last_partial):
-                chunk = builder.take(partial=partial if partial != last_partial else None)
-                if chunk is not None:
+                due = builder.take(partial=partial if partial != last_partial else None)
+                if due is not None:
                     last_partial = partial
-                    await publisher.publish(logs_chunks.TOPIC, chunk)
+                    await publisher.publish(logs_chunks.TOPIC, due)
         rc = await proc.wait()
         for chunk in builder.add(splitter.flush()):
             await publisher.publish(logs_chunks.TOPIC, chunk)
@@ -133,4 +133,3 @@ async def run_job(
     )
     log.info("job finished", job_id=job_id, status=status, exit_code=rc)
     return job_id, rc
-

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -11,7 +12,6 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaConnectionError
-
 from schedmate.infra.broker import client_options, resolve_bootstrap
 from schedmate.infra.exceptions import BrokerError
 from schedmate.infra.logging import get_logger
@@ -125,15 +125,13 @@ async def watch_topic(
                 if job is not None and getattr(event, "job_id", None) != job:
                     continue
                 if as_json:
-                    print(json.dumps(event.model_dump(mode="json")), flush=True)  # noqa: T201
+                    print(json.dumps(event.model_dump(mode="json")), flush=True)
                 else:
                     console.print(f"[cyan]{spec.name}[/cyan] {_fmt(event)}")
                 n += 1
                 if max_events is not None and n >= max_events:
                     return
 
-    try:
+    with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(_loop(), timeout)
-    except TimeoutError:
-        pass
     return n

@@ -188,15 +188,16 @@ class FileFollower:
             tail = self.splitter.flush()
             if tail:
                 self._line_end = self._pos
-                self.builder.add(tail)
-            chunk = self.builder.take(eof=True)
-            if chunk is not None:
-                await self._send(chunk)
+                for full in self.builder.add(tail):
+                    await self._send(full)
+            last = self.builder.take(eof=True)
+            if last is not None:
+                await self._send(last)
         elif self.builder.due() or (partial is not None and partial != self._last_partial):
-            chunk = self.builder.take(partial=partial if partial != self._last_partial else None)
-            if chunk is not None:
+            due = self.builder.take(partial=partial if partial != self._last_partial else None)
+            if due is not None:
                 self._last_partial = partial
-                await self._send(chunk)
+                await self._send(due)
         return total
 
     def _split(self, data: bytes) -> list[tuple[str, int]]:

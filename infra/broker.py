@@ -22,7 +22,6 @@ from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaConnectionError, KafkaError
-
 from schedmate.infra.exceptions import BrokerError
 from schedmate.infra.logging import get_logger
 from schedmate.infra.settings import Settings
@@ -81,9 +80,7 @@ def resolve_bootstrap(settings: Settings) -> str:
             "or set SCHEDMATE_BROKER=kafka://host:port"
         ) from exc
     if not _pid_alive(int(info.get("pid", -1))):
-        raise BrokerError(
-            f"the embedded broker recorded in {state} is no longer running: start `schedmate up` again"
-        )
+        raise BrokerError(f"the embedded broker recorded in {state} is no longer running: start `schedmate up` again")
     return str(info["bootstrap"])
 
 
@@ -119,9 +116,10 @@ async def ensure_topics(
         missing = [name for name in wanted if name not in existing]
         if missing:
             await admin.create_topics([NewTopic(n, num_partitions=wanted[n], replication_factor=1) for n in missing])
-        return missing
     except KafkaError as exc:
         raise BrokerError(f"could not create topics on {bootstrap}: {exc}") from exc
+    else:
+        return missing
     finally:
         await admin.close()
 
@@ -177,7 +175,9 @@ class EmbeddedBroker:
             except (OSError, TimeoutError):
                 if time.monotonic() > deadline:
                     await self.stop()
-                    raise BrokerError(f"embedded broker did not listen on port {self.port} within {timeout_s}s")
+                    raise BrokerError(
+                        f"embedded broker did not listen on port {self.port} within {timeout_s}s"
+                    ) from None
                 await asyncio.sleep(0.02)
         if self._proc.stderr is not None:
             asyncio.get_running_loop().create_task(self._drain(self._proc.stderr))

@@ -7,10 +7,11 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
-
+from pydantic import ValidationError
+from schedmate.infra.exceptions import ConfigError
 from schedmate.infra.settings import Settings, get_settings
 from schedmate.schemas.exceptions import SchedMateError
 
@@ -26,6 +27,8 @@ app = typer.Typer(
 logs_app = typer.Typer(help="Publish log lines to logs.chunks.", no_args_is_help=True)
 schemas_app = typer.Typer(help="The event contract.", no_args_is_help=True)
 bench_app = typer.Typer(help="Benchmarks, each against its baseline in one run.", no_args_is_help=True)
+eval_app = typer.Typer(help="Accuracy on labelled data.", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
 app.add_typer(logs_app, name="logs")
 app.add_typer(schemas_app, name="schemas")
 app.add_typer(bench_app, name="bench")
@@ -34,13 +37,17 @@ app.add_typer(bench_app, name="bench")
 def _settings(quiet: bool = False) -> Settings:
     from schedmate.infra.logging import configure_logging  # noqa: PLC0415
 
-    s = get_settings()
+    try:
+        s = get_settings()
+    except ValidationError as exc:
+        problems = "; ".join(f"SCHEDMATE_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        _fail(ConfigError(f"invalid setting: {problems}"))
     level = "WARNING" if quiet and "SCHEDMATE_LOG_LEVEL" not in os.environ else s.log_level
     configure_logging(level, s.log_json)
     return s
 
 
-def _fail(exc: Exception) -> None:
+def _fail(exc: Exception) -> NoReturn:
     typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
     raise typer.Exit(2)
 
@@ -62,6 +69,23 @@ def metrics(
         return
     for k, v in snap.items():
         typer.echo(f"{k:>14}: {'—' if v is None else v}")
+
+
+@eval_app.command("metrics")
+def eval_metrics(
+    folder: Annotated[Path, typer.Argument(help="Folder with logs and labels.jsonl.", exists=True, file_okay=False)],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Score `schedmate metrics` against labels: step and loss exact, step time within 5%."""
+    from schedmate.infra.evaluate import evaluate_metrics  # noqa: PLC0415
+
+    out = evaluate_metrics(folder)
+    if as_json:
+        typer.echo(json.dumps(out))
+        return
+    for r in out["results"]:
+        typer.echo(("OK   " if r["ok"] else "FAIL ") + r["id"] + ("" if r["ok"] else " " + json.dumps(r["wrong"])))
+    typer.echo(f"fully right: {out['fully_right']}/{out['logs']} = {out['share']:.1%}")
 
 
 @schemas_app.command("export")
@@ -272,6 +296,7 @@ def main() -> None:
     except SchedMateError as exc:
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         sys.exit(2)
+
 
 if __name__ == "__main__":
     main()

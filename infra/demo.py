@@ -12,7 +12,6 @@ from pathlib import Path
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
-
 from schedmate.connectors.publisher import Publisher
 from schedmate.connectors.runner import new_job_id, run_job
 from schedmate.connectors.subscriber import Subscriber
@@ -94,8 +93,12 @@ def _plot(rows: list[_Row], out: Path) -> Path | None:
     return out
 
 
-async def run_demo(settings: Settings, keep: bool = False, jobs: tuple[tuple[str, str, tuple[str, ...]], ...] = DEMO_JOBS,
-                   settle_timeout_s: float = 60.0) -> list[_Row]:  # fmt: skip
+DemoJob = tuple[str, str, tuple[str, ...]]
+
+
+async def run_demo(
+    settings: Settings, keep: bool = False, jobs: tuple[DemoJob, ...] = DEMO_JOBS, settle_timeout_s: float = 60.0
+) -> list[_Row]:
     """Run the demo; return its rows (the jobs, their final metrics and status)."""
     console = Console() if sys.stdout.isatty() else Console(width=140)
     settings = settings.model_copy(update={"metrics_interval_s": min(settings.metrics_interval_s, 2.0)})
@@ -110,8 +113,14 @@ async def run_demo(settings: Settings, keep: bool = False, jobs: tuple[tuple[str
         async with Subscriber(cs, ["jobs.metrics", "jobs.events"]) as sub, Publisher(cs) as pub:
             runs = [
                 asyncio.create_task(
-                    run_job(pub, [sys.executable, str(_JOBS_DIR / script), *args], _JOBS_DIR, r.job_id,
-                            name=name, log_copy=demo_dir / f"{r.job_id}.log")  # fmt: skip
+                    run_job(
+                        pub,
+                        [sys.executable, str(_JOBS_DIR / script), *args],
+                        _JOBS_DIR,
+                        r.job_id,
+                        name=name,
+                        log_copy=demo_dir / f"{r.job_id}.log",
+                    )
                 )
                 for r, (name, script, args) in zip(rows, jobs, strict=True)
             ]

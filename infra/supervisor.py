@@ -108,7 +108,7 @@ async def run_up(settings: Settings, workers: int) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     async with LocalStack(settings, workers) as stack:
-        print(  # noqa: T201
+        print(
             f"SchedMate is up: broker kafka://{stack.bootstrap}, {workers} worker(s), data in {settings.data_dir}\n"
             "  stream a job:  schedmate run -- python train.py   |   cmd | schedmate logs push --job J\n"
             "  follow it:     schedmate watch jobs.metrics\n"

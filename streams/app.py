@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import faust
-
 from schedmate.infra.broker import client_options
 from schedmate.infra.settings import Settings
 from schedmate.schemas import TopicSpec
@@ -54,6 +53,7 @@ def create_app(settings: Settings, bootstrap: str, topics: tuple[TopicSpec, ...]
     (Tansu under-reports end offsets of multi-record batches, which breaks changelog recovery),
     no leader topic, no web server.
     """
+    (settings.data_dir / "faust").mkdir(parents=True, exist_ok=True)
     brokers = ";".join(f"kafka://{b}" for b in bootstrap.split(","))
     app = faust.App(
         settings.app_id,
@@ -74,6 +74,7 @@ def create_app(settings: Settings, bootstrap: str, topics: tuple[TopicSpec, ...]
         table_standby_replicas=0,
         stream_buffer_maxsize=4096,
         web_enabled=False,
+        datadir=str(settings.data_dir / "faust" / settings.app_id),
     )
     bound = {
         t.name: app.topic(

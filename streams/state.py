@@ -18,7 +18,6 @@ import uuid
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-
 from schedmate.infra.logging import get_logger
 
 __all__ = ["StateStore"]
@@ -79,8 +78,7 @@ class StateStore:
         if partition not in self._ready:
             self.recover(partition)
         fut = self._ready[partition]
-        result = await fut
-        return result
+        return await fut
 
     async def _recover(self, partition: int, timeout_s: float = 60.0) -> dict[str, dict[str, Any]]:
         producer = self._producer or await self.start()

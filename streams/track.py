@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import faust
-
 from schedmate.agents.embeddings import Embedder
 from schedmate.agents.store import Store
 from schedmate.agents.templates import TemplateClassifier
@@ -274,7 +273,7 @@ def register_track(sa: StreamsApp, embedder: Embedder | None, store: Store | Non
     batch_max = 256
 
     async def track(stream: faust.StreamT) -> None:  # type: ignore[type-arg]
-        async for events in stream.take_events(batch_max, within=0.2):
+        async for events in stream.take_events(batch_max, within=0.2):  # type: ignore[attr-defined]
             try:
                 await rt.process(events)
             except Exception as exc:
@@ -291,15 +290,15 @@ def register_track(sa: StreamsApp, embedder: Embedder | None, store: Store | Non
 
     sa.app.timer(interval=min(1.0, rt.interval / 2), name="track-flush")(flush)
 
-    @sa.app.task
+    @sa.app.task  # type: ignore[untyped-decorator]
     async def _warm() -> None:
         await rt.warm_up()
 
-    @sa.app.on_partitions_assigned.connect  # type: ignore[untyped-decorator]
+    @sa.app.on_partitions_assigned.connect  # type: ignore[untyped-decorator,arg-type]
     async def _assigned(app: faust.App, assigned: set[Any], **kwargs: Any) -> None:
         rt.on_assigned({tp.partition for tp in assigned if tp.topic == chunks_schema.TOPIC.name})
 
-    @sa.app.on_partitions_revoked.connect  # type: ignore[untyped-decorator]
+    @sa.app.on_partitions_revoked.connect  # type: ignore[untyped-decorator,arg-type]
     async def _revoked(app: faust.App, revoked: set[Any], **kwargs: Any) -> None:
         rt.on_revoked({tp.partition for tp in revoked if tp.topic == chunks_schema.TOPIC.name})
 

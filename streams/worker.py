@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import faust
-
 from schedmate.agents.embeddings import Embedder
 from schedmate.agents.store import Store
 from schedmate.infra.broker import resolve_bootstrap
@@ -44,6 +43,8 @@ def run_worker(settings: Settings, bootstrap: str | None = None, classify: bool 
     worker = build_worker(settings, bootstrap, classify)
     faust_level = "info" if settings.log_level.upper() == "DEBUG" else "warning"
     try:
-        faust.Worker(worker.app, loglevel=faust_level, override_logging=True, quiet=True, daemon=True, redirect_stdouts=False).execute_from_commandline()
+        faust.Worker(
+            worker.app, loglevel=faust_level, override_logging=True, quiet=True, daemon=True, redirect_stdouts=False
+        ).execute_from_commandline()
     finally:
         worker.track.close()

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-
 from schedmate.infra.broker import EmbeddedBroker
 from schedmate.infra.settings import Settings
 from schedmate.schemas import Event, TopicSpec
@@ -49,7 +48,9 @@ class WorkerProcs:
         self.procs: list[subprocess.Popen[bytes]] = []
         self._logs: list[Any] = []
 
-    def start(self, classify: bool = False, interval: float = 0.5, app_id: str = "schedmate-test") -> subprocess.Popen[bytes]:
+    def start(
+        self, classify: bool = False, interval: float = 0.5, app_id: str = "schedmate-test"
+    ) -> subprocess.Popen[bytes]:
         env = dict(
             os.environ,
             SCHEDMATE_BROKER=f"kafka://{self.bootstrap}",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-
 from schedmate.agents.text import clean_line
 from schedmate.connectors.chunker import ChunkBuilder, LineSplitter, compact_line
 
@@ -41,7 +40,7 @@ def test_unfinished_huge_redraw_line_stays_bounded_and_counts_its_bytes() -> Non
         chunk = b"\r%d/5000 bar" % i
         total += len(chunk)
         sp.feed(chunk)
-    assert len(sp._pending) <= 4 * 1000 + 20  # noqa: SLF001
+    assert len(sp._pending) <= 4 * 1000 + 20
     out = sp.feed_sized(b"\n")
     assert out[0][1] == total
     assert clean_line(out[0][0]) == "4999/5000 bar"

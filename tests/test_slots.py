@@ -7,7 +7,6 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from schedmate.agents.progress import JobProgress
 from schedmate.agents.slots import learn_spec, numbers_of, template_key
 from schedmate.agents.tracker import MetricTracker
@@ -29,7 +28,10 @@ CASES = [
     ),
     (" 45%|████▌     | 450/1000 [01:10<01:25,  6.41it/s]", {"step": 450, "total_steps": 1000, "step_time_s": 1 / 6.41}),
     ("  2%|▏         | 20/1000 [00:45<36:42,  2.25s/it]", {"step": 20, "total_steps": 1000, "step_time_s": 2.25}),
-    ("{'loss': 2.3456, 'grad_norm': 1.2, 'learning_rate': 4.5e-05, 'epoch': 0.35}", {"loss": 2.3456, "lr": 4.5e-05, "epoch": 0.35}),
+    (
+        "{'loss': 2.3456, 'grad_norm': 1.2, 'learning_rate': 4.5e-05, 'epoch': 0.35}",
+        {"loss": 2.3456, "lr": 4.5e-05, "epoch": 0.35},
+    ),
     (
         "1875/1875 ━━━━━━━━━━━━━━━━━━━━ 12s 6ms/step - accuracy: 0.9123 - loss: 0.2871",
         {"step": 1875, "total_steps": 1875, "step_time_s": 0.006, "loss": 0.2871},
@@ -51,8 +53,14 @@ CASES = [
         "num_updates=100, lr=1.25e-05, gnorm=1.5, train_wall=80, wall=90",
         {"epoch": 1, "loss": 9.123, "tokens_per_s": 12345.6, "step": 100, "lr": 1.25e-05},
     ),
-    ("Step 200/1000, Loss: 0.4567, LR: 3.0e-4, 0.25s/step", {"step": 200, "total_steps": 1000, "loss": 0.4567, "lr": 3e-4, "step_time_s": 0.25}),
-    ("step: 300 | loss: 1.234 | lr: 2e-5 | tokens/sec: 45,678", {"step": 300, "loss": 1.234, "lr": 2e-5, "tokens_per_s": 45678}),
+    (
+        "Step 200/1000, Loss: 0.4567, LR: 3.0e-4, 0.25s/step",
+        {"step": 200, "total_steps": 1000, "loss": 0.4567, "lr": 3e-4, "step_time_s": 0.25},
+    ),
+    (
+        "step: 300 | loss: 1.234 | lr: 2e-5 | tokens/sec: 45,678",
+        {"step": 300, "loss": 1.234, "lr": 2e-5, "tokens_per_s": 45678},
+    ),
     ("iter 2000: loss 1.2345, time 123.45ms, mfu 41.20%", {"step": 2000, "loss": 1.2345, "step_time_s": 0.12345}),
     (
         "07/01 10:00:00 - mmengine - INFO - Iter(train) [  500/20000]  lr: 1.0000e-02  eta: 1:02:03  time: 0.1910  "
@@ -120,7 +128,9 @@ def test_one_based_epochs_keras() -> None:
 def test_nested_eval_bar_does_not_replace_training_bar() -> None:
     """An evaluation bar (smaller total) inside training leaves step and step time alone."""
     t = MetricTracker()
-    t.feed("j", 1, [" 30%|███       | 300/1000 [00:30<01:10, 10.00it/s]", " 50%|█████     | 5/10 [00:00<00:00, 80.00it/s]"])
+    t.feed(
+        "j", 1, [" 30%|███       | 300/1000 [00:30<01:10, 10.00it/s]", " 50%|█████     | 5/10 [00:00<00:00, 80.00it/s]"]
+    )
     snap = t.snapshot("j")
     assert (snap.step, snap.total_steps, snap.line) == (300, 1000, 1)
     assert snap.step_time_s == pytest.approx(0.1)

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from schedmate.connectors.publisher import Publisher
 from schedmate.connectors.tailer import LogTailer
 from schedmate.infra.broker import EmbeddedBroker
 from schedmate.infra.settings import Settings
 from schedmate.schemas.logs_chunks import TOPIC as CHUNKS
 from schedmate.schemas.logs_chunks import LogChunk
+
 from tests.conftest import collect
 
 pytestmark = pytest.mark.integration
@@ -38,7 +38,9 @@ def delivered_lines(chunks: list[LogChunk]) -> dict[int, str]:
         if not c.lines:
             continue
         if c.seq in by_seq:
-            assert by_seq[c.seq].lines == c.lines and by_seq[c.seq].first_line == c.first_line, "a re-sent chunk differs"
+            assert by_seq[c.seq].lines == c.lines and by_seq[c.seq].first_line == c.first_line, (
+                "a re-sent chunk differs"
+            )
         by_seq[c.seq] = c
     out: dict[int, str] = {}
     for c in by_seq.values():
@@ -48,7 +50,9 @@ def delivered_lines(chunks: list[LogChunk]) -> dict[int, str]:
     return out
 
 
-async def test_follows_a_growing_file_with_bars_and_bad_bytes(broker: EmbeddedBroker, settings: Settings, tmp_path: Path) -> None:
+async def test_follows_a_growing_file_with_bars_and_bad_bytes(
+    broker: EmbeddedBroker, settings: Settings, tmp_path: Path
+) -> None:
     """Lines appended over time arrive in order, \\r bars inside lines, invalid UTF-8 replaced."""
     log = tmp_path / "train.log"
     log.write_bytes(b"")

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from schedmate.connectors.publisher import Publisher
 from schedmate.connectors.tailer import LogTailer
 from schedmate.infra.broker import EmbeddedBroker
@@ -20,6 +19,7 @@ from schedmate.schemas.jobs_metrics import TOPIC as METRICS
 from schedmate.schemas.jobs_metrics import JobMetrics
 from schedmate.schemas.logs_chunks import TOPIC as CHUNKS
 from schedmate.schemas.logs_chunks import LogChunk
+
 from tests.conftest import WorkerProcs, collect, produce
 
 pytestmark = pytest.mark.integration
@@ -38,10 +38,14 @@ def latest(msgs: list[tuple[int, int, Any, Any]], job: str) -> JobMetrics | None
 
 def kv_line(step: int, total: int) -> str:
     """A plain key=value progress line."""
-    return f"2026-01-01 00:00:00 | INFO | epoch=1/1 step={step}/{total} loss={10 / step:.5f} lr=0.000100 step_time=0.0100s"
+    return (
+        f"2026-01-01 00:00:00 | INFO | epoch=1/1 step={step}/{total} loss={10 / step:.5f} lr=0.000100 step_time=0.0100s"
+    )
 
 
-async def test_log_file_to_metrics(broker: EmbeddedBroker, settings: Settings, workers: WorkerProcs, tmp_path: Path) -> None:
+async def test_log_file_to_metrics(
+    broker: EmbeddedBroker, settings: Settings, workers: WorkerProcs, tmp_path: Path
+) -> None:
     """A writer appends to a log file → tailer → worker → jobs.metrics with the latest progress."""
     workers.start()
     log = tmp_path / "job.log"
