@@ -30,7 +30,7 @@ def clean_line(raw: str) -> str:
                 break
     if len(line) > MAX_LINE_CHARS:
         line = line[:MAX_LINE_CHARS]
-    if any(c < " " and c != "\t" for c in line):
+    if _CTRL.search(line) is not None:
         line = _CTRL.sub("", line)
     return line.rstrip()
 
