@@ -309,6 +309,12 @@ def learn_spec(line: str) -> TemplateSpec:
                 continue
             if unit and unit not in ("s", "sec"):
                 continue  # a count with a unit (%, GB, …) is not a training metric
+            if is_counter and metric == "step" and counter_total is None:
+                # "step 190/200": a loop counter; it may restart every epoch like a bar's.
+                slots += [Slot(i, "step", "counter"), Slot(i + 1, "total_steps", "counter")]
+                taken.add(i + 1)
+                counter_total = i + 1
+                continue
             slots.append(Slot(i, metric, "keyed"))
             if is_counter and metric in ("step", "epoch"):
                 total: Metric = "total_steps" if metric == "step" else "total_epochs"

@@ -8,6 +8,7 @@ __all__ = ["clean_line", "split_physical_lines"]
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_BACKSPACES = re.compile("\x08+")
 MAX_LINE_CHARS = 8192
 
 
@@ -21,6 +22,8 @@ def clean_line(raw: str) -> str:
     line = raw
     if "\x1b" in line:
         line = _ANSI.sub("", line)
+    if "\x08" in line:  # Keras-style redraws: backspaces over the previous bar
+        line = _BACKSPACES.sub("\r", line)
     if "\r" in line:
         segments = line.split("\r")
         line = ""

@@ -114,6 +114,23 @@ def test_per_epoch_counter_becomes_global_step() -> None:
     assert t.snapshot("j").epoch == 2
 
 
+def test_tutorial_style_keyed_step_restarting_each_epoch() -> None:
+    """'Epoch [e/E], Step [n/N]' counters that restart per epoch become a global step."""
+    t = MetricTracker()
+    lines = [f"Epoch [{e}/3], Step [{n}/600], Loss: {1 / (e * n):.4f}" for e in (1, 2, 3) for n in (100, 600)]
+    t.feed("j", 1, lines)
+    snap = t.snapshot("j")
+    assert (snap.step, snap.epoch, snap.total_steps) == (1800, 3, 1800)
+    assert snap.loss == round(1 / 1800, 4)
+
+
+def test_backspace_redraws() -> None:
+    """A bar redrawn with backspaces (Keras in a terminal) reads as its last redraw."""
+    t = MetricTracker()
+    t.feed("j", 1, ["10/100 [==>...] - loss: 0.9000" + "\x08" * 30 + "20/100 [====>..] - loss: 0.8000"])
+    assert (t.snapshot("j").step, t.snapshot("j").loss) == (20, 0.8)
+
+
 def test_one_based_epochs_keras() -> None:
     """Keras prints 1-based epochs on their own line and a per-epoch counter below."""
     t = MetricTracker()
