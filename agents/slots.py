@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 __all__ = [
     "METRICS",
@@ -27,17 +27,6 @@ __all__ = [
     "template_key",
 ]
 
-METRICS: Final = (
-    "step",
-    "total_steps",
-    "epoch",
-    "total_epochs",
-    "loss",
-    "lr",
-    "step_time_s",
-    "samples_per_s",
-    "tokens_per_s",
-)
 Metric = Literal[
     "step",
     "total_steps",
@@ -49,6 +38,7 @@ Metric = Literal[
     "samples_per_s",
     "tokens_per_s",
 ]
+METRICS: Final = get_args(Metric)
 # How a slot was recognised: a named key, a bar/loop counter ``n/N``, or a bar's rate.
 SlotKind = Literal["keyed", "counter", "bar_rate"]
 

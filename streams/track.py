@@ -210,21 +210,14 @@ class TrackRuntime:
         steps_per_s = None
         if snap.step is not None and job.window_step is not None and snap.step >= job.window_step:
             steps_per_s = round((snap.step - job.window_step) / span, 6)
+        progress = snap.as_dict()
         return JobMetrics(
             job_id=job_id,
             window_start=job.window_start,
             window_end=now,
-            step=snap.step,
-            total_steps=snap.total_steps,
-            epoch=snap.epoch,
-            loss=snap.loss,
-            lr=snap.lr,
-            step_time_s=snap.step_time_s,
-            samples_per_s=snap.samples_per_s,
-            tokens_per_s=snap.tokens_per_s,
-            eta_s=snap.eta_s,
+            **{k: v for k, v in progress.items() if k != "line"},
             steps_per_s=steps_per_s,
-            progress_line=snap.line,
+            progress_line=progress["line"],
             lines_in_window=job.window_lines,
             lines_total=job.lines_total,
             error_lines=counts.error,
