@@ -27,7 +27,8 @@ from schedmate.infra.logging import get_logger
 from schedmate.infra.settings import Settings
 from schedmate.schemas import ALL_TOPICS
 
-# Internal topics (agents' durable state), partitioned like the inputs they follow.
+# Internal topics (agents' durable state, latest record per key), partitioned like the inputs they
+# follow; compacted where the broker supports it.
 INTERNAL_TOPICS: tuple[str, ...] = ("track.state",)
 
 __all__ = ["INTERNAL_TOPICS", "EmbeddedBroker", "client_options", "ensure_topics", "resolve_bootstrap", "tansu_binary"]
@@ -115,7 +116,13 @@ async def ensure_topics(
         wanted = {t.name: t.partitions or partitions for t in ALL_TOPICS} | dict.fromkeys(INTERNAL_TOPICS, partitions)
         missing = [name for name in wanted if name not in existing]
         if missing:
-            await admin.create_topics([NewTopic(n, num_partitions=wanted[n], replication_factor=1) for n in missing])
+            await admin.create_topics(
+                [
+                    NewTopic(n, num_partitions=wanted[n], replication_factor=1,
+                             topic_configs={"cleanup.policy": "compact"} if n in INTERNAL_TOPICS else {})
+                    for n in missing
+                ]
+            )  # fmt: skip
     except KafkaError as exc:
         raise BrokerError(f"could not create topics on {bootstrap}: {exc}") from exc
     else:
