@@ -71,6 +71,8 @@ _NON_TRAINING_BAR: Final = re.compile(
     r"(?i)\b(?:map|loading|load|downloading|download|writing|saving|generating|tokeniz\w*|preprocess\w*|"
     r"filter\w*|extract\w*|fetching|processing|resolving|running tokenizer|shards|checkpoint|upload\w*)\b"
 )
+# A bar counting bytes, examples, files or dataset batches is a data loop, not training.
+_DATA_LOOP_RATE: Final = re.compile(r"(?:\d|\?)\s?(?:[kMGT]i?B|B|examples?|files?|docs?|ba|rows?)/s\b")
 # Lines that summarise a whole run (HF Trainer's final dict and metric blocks): not live progress.
 _SUMMARY: Final = re.compile(r"train_runtime")
 # HF Trainer's `log_metrics` block: a "***** train metrics *****" header, then indented "key = value" rows.
@@ -261,8 +263,8 @@ def learn_spec(line: str) -> TemplateSpec:
     pct = _TQDM_PCT.search(line)
     glyphs = _BAR_GLYPHS.search(line)
     is_bar = pct is not None or glyphs is not None or "it/s" in line or "s/it" in line
-    if pct is not None and _NON_TRAINING_BAR.search(line[: pct.start()]):
-        is_eval = True  # a bar of some other loop (loading, writing shards, …)
+    if pct is not None and (_NON_TRAINING_BAR.search(line[: pct.start()]) or _DATA_LOOP_RATE.search(line)):
+        is_eval = True  # a bar of some other loop (loading, writing shards, mapping a dataset, …)
     slots: list[Slot] = []
     counter_total: int | None = None
     taken: set[int] = set()

@@ -23,7 +23,7 @@ from schedmate.agents.slots import (
     numbers_of,
     template_key,
 )
-from schedmate.agents.text import clean_line, split_physical_lines
+from schedmate.agents.text import clean_line, split_physical_lines, visible_segments
 
 __all__ = ["LineClasses", "MetricTracker", "SlotNamer", "TemplateSpecCache", "metrics_of_file"]
 
@@ -126,15 +126,16 @@ class MetricTracker:
         """Process raw lines numbered from ``first_line_no``; return how many carried progress."""
         job = self.job(job_id)
         progress, counts = job.progress, job.counts
-        specs, classes = self.specs, self._classes
+        classes = self._classes
         n_progress = 0
         line_no = first_line_no - 1
         for raw in lines:
             line_no += 1
-            text = clean_line(raw)
             counts.lines += 1
-            if not text:
+            segments = visible_segments(raw) if ("\r" in raw or "\x08" in raw) else [clean_line(raw)]
+            if not segments or not segments[-1]:
                 continue
+            text = segments[-1]  # what a terminal shows: classified once per line
             key = template_key(text)
             if classes is not None:
                 cls = classes.class_of(key, text)
@@ -152,16 +153,29 @@ class MetricTracker:
                 if METRICS_BLOCK_ROW.match(text):
                     continue
                 job.in_summary_block = False
-            spec = specs.get(key, text)
-            if not spec.slots:
-                continue
-            numbers = numbers_of(text)
-            if len(numbers) != spec.n_numbers:
-                continue
-            if progress.update(spec, numbers, line_no):
+            if len(segments) > 1:
+                # Redraws of other templates (a log line overwritten by a bar) count too:
+                # the latest redraw of each template, in order, the visible one last.
+                latest: dict[str, str] = {}
+                for seg in segments[:-1]:
+                    latest.pop(k := template_key(seg), None)
+                    latest[k] = seg
+                latest.pop(key, None)
+                for k, seg in latest.items():
+                    self._apply(progress, k, seg, line_no, bars=False)
+            if self._apply(progress, key, text, line_no):
                 n_progress += 1
         counts.progress += n_progress
         return n_progress
+
+    def _apply(self, progress: JobProgress, key: str, text: str, line_no: int, bars: bool = True) -> bool:
+        spec = self.specs.get(key, text)
+        if not spec.slots or (spec.is_bar and not bars):
+            return False
+        numbers = numbers_of(text)
+        if len(numbers) != spec.n_numbers:
+            return False
+        return progress.update(spec, numbers, line_no)
 
     def feed_partial(self, job_id: str, line_no: int, text: str) -> bool:
         """Apply the visible state of an unfinished line (a live progress bar); counts no line."""

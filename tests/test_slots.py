@@ -162,6 +162,24 @@ def test_carriage_return_redraws_and_ansi() -> None:
     assert t.snapshot("j").step == 20
 
 
+def test_log_line_overwritten_by_a_bar_redraw_still_counts() -> None:
+    """A logger line followed by a bar redraw (\r) on the same physical line keeps its metrics."""
+    t = MetricTracker()
+    t.feed("j", 1, ["step=40 loss=0.7500 lr=0.001\r 40%|████      | 40/100 [00:04<00:06, 10.00it/s]"])
+    snap = t.snapshot("j")
+    assert (snap.step, snap.loss, snap.lr) == (40, 0.75, 0.001)
+
+
+def test_data_loop_bars_are_not_training() -> None:
+    """Bars that count examples, bytes or dataset batches do not move the step."""
+    t = MetricTracker()
+    t.feed("j", 1, ["Map: 100%|██████████| 5000/5000 [00:01<00:00, 4100.00 examples/s]",
+                    "Computing widget examples:   0%|          | 0/1 [00:00<?, ?example/s]",
+                    "model.safetensors: 100%|██████████| 548M/548M [00:05<00:00, 98.1MB/s]",
+                    "tokenizing 100%|██████████| 20/20 [00:00<00:00, 80.00ba/s]"])  # fmt: skip
+    assert t.snapshot("j").step is None
+
+
 def test_partial_line_updates_progress_without_counting_lines() -> None:
     """A live (unfinished) bar updates progress; it is not a line."""
     t = MetricTracker()
