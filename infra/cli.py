@@ -71,6 +71,45 @@ def metrics(
         typer.echo(f"{k:>14}: {'—' if v is None else v}")
 
 
+@app.command()
+def diagnose(
+    logfile: Annotated[Path, typer.Argument(help="A failed job's log.", exists=True, dir_okay=False)],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Locate and classify the root cause of a failed job's log, and pick a recovery action."""
+    from schedmate.agents.diagnosis import diagnose_file  # noqa: PLC0415
+
+    d = diagnose_file(logfile).as_dict()
+    if as_json:
+        typer.echo(json.dumps(d))
+        return
+    for k, v in d.items():
+        typer.echo(f"{k:>17}: {'—' if v is None else v}")
+
+
+@eval_app.command("diagnose")
+def eval_diagnose(
+    folder: Annotated[
+        Path, typer.Argument(help="Folder with failed logs and labels.jsonl.", exists=True, file_okay=False)
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Score `schedmate diagnose`: root-cause line within ±3, infrastructure F1, category accuracy."""
+    from schedmate.infra.evaluate_failures import evaluate_failures  # noqa: PLC0415
+
+    out = evaluate_failures(folder)
+    if as_json:
+        typer.echo(json.dumps(out))
+        return
+    for r in out["results"]:
+        ok = r["line_ok"] and r["category_ok"]
+        typer.echo(("OK   " if ok else "FAIL ") + r["id"] + ("" if ok else f" got {r['got']} want {r['want']}"))
+    typer.echo(
+        f"root-cause line ±3: {out['line_within_tolerance']:.1%}  category accuracy: {out['category_accuracy']:.1%}  "
+        f"infrastructure P/R/F1: {out['infra_precision']:.3f}/{out['infra_recall']:.3f}/{out['infra_f1']:.3f}"
+    )
+
+
 @eval_app.command("metrics")
 def eval_metrics(
     folder: Annotated[Path, typer.Argument(help="Folder with logs and labels.jsonl.", exists=True, file_okay=False)],
@@ -286,6 +325,22 @@ def bench_track(
     else:
         for k, v in result.items():
             typer.echo(f"{k:>34}: {v}")
+
+
+@bench_app.command("diagnose")
+def bench_diagnose(
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    lines: Annotated[int, typer.Option(help="Length of the generated failed log.")] = 300_000,
+) -> None:
+    """Diagnosis time and classifier calls on a long failed log, vs a linear scan, in one run."""
+    from schedmate.infra.bench import bench_diagnose as _bench  # noqa: PLC0415
+
+    result = _bench(lines)
+    if as_json:
+        typer.echo(json.dumps(result))
+    else:
+        for k, v in result.items():
+            typer.echo(f"{k:>18}: {v}")
 
 
 def main() -> None:
