@@ -186,7 +186,9 @@ class Locator:
 
 
 def _faulty_node(lines: list[str], block: _Block) -> str | None:
-    for k in range(block.start, min(block.end, block.start + 40) + 1):
+    """The node (or GPU, or rank) the root block or the lines right after it name."""
+    window = range(block.start, min(len(lines), max(block.end + 1, block.start + 40)))
+    for k in window:
         text = lines[k]
         m = _NODE_RX.match(strip_prefix(text))
         if m:
@@ -194,7 +196,7 @@ def _faulty_node(lines: list[str], block: _Block) -> str | None:
         m2 = _HOST_RX.search(text)
         if m2:
             return m2.group(1)
-    for k in range(block.start, min(block.end, block.start + 40) + 1):
+    for k in window:
         m3 = _PCI_RX.search(lines[k])
         if m3:
             return f"gpu PCI {m3.group(1)}"

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
 from schedmate.agents.exceptions import EmbeddingModelError
 
 __all__ = ["Embedder", "resolve_model_path"]

@@ -9,6 +9,7 @@ from typing import Any
 
 import lancedb
 import pyarrow as pa
+
 from schedmate.agents.exceptions import StoreError
 
 __all__ = ["Store", "TemplateRow"]

@@ -16,6 +16,7 @@ from typing import Final, Literal
 import numpy as np
 from drain3 import TemplateMiner  # type: ignore[import-untyped]
 from drain3.template_miner_config import TemplateMinerConfig  # type: ignore[import-untyped]
+
 from schedmate.agents.embeddings import Embedder, Vectors
 from schedmate.agents.slots import learn_spec
 from schedmate.agents.store import Store

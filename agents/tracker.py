@@ -8,12 +8,13 @@ from :class:`TemplateClassifier` and are looked up per template, never per line.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from schedmate.agents.diagnosis import Diagnosis, diagnose_lines
 from schedmate.agents.progress import JobProgress, ProgressSnapshot
 from schedmate.agents.slots import (
     METRICS_BLOCK_HEADER,
@@ -25,7 +26,7 @@ from schedmate.agents.slots import (
 )
 from schedmate.agents.text import clean_line, split_physical_lines, visible_segments
 
-__all__ = ["LineClasses", "MetricTracker", "SlotNamer", "TemplateSpecCache", "metrics_of_file"]
+__all__ = ["FailureTail", "LineClasses", "MetricTracker", "SlotNamer", "TemplateSpecCache", "metrics_of_file"]
 
 # An LLM (or any other component) may name the slots of a template the rules could not read.
 SlotNamer = Callable[[str], TemplateSpec | None]
@@ -82,11 +83,54 @@ class LineCounts:
     undecided: dict[str, str] = field(default_factory=dict)  # template key → latest line, class pending
 
 
+TAIL_MARGIN = 60
+TAIL_MAX = 4000
+
+
+@dataclass(slots=True)
+class FailureTail:
+    """The lines a failure diagnosis needs: since the last progress line (plus a margin before it).
+
+    Bounded: the margin is a ring of ``TAIL_MARGIN`` lines; after the last progress line at
+    most ``TAIL_MAX`` lines are kept (the start of a cascade matters, not its end).
+    """
+
+    ring: deque[tuple[int, str]] = field(default_factory=lambda: deque(maxlen=TAIL_MARGIN))
+    tail: list[tuple[int, str]] = field(default_factory=list)
+
+    def add(self, line_no: int, raw: str, progress: bool) -> None:
+        """Record one raw line."""
+        if progress:
+            self.tail = [*self.ring, (line_no, raw)]
+        elif len(self.tail) < TAIL_MAX:
+            self.tail.append((line_no, raw))
+        self.ring.append((line_no, raw))
+
+    def lines(self) -> tuple[int, list[str]]:
+        """(line number of the first kept line, the kept raw lines)."""
+        kept = self.tail or list(self.ring)
+        return (kept[0][0] if kept else 1), [t for _, t in kept]
+
+    def to_state(self) -> list[list[object]]:
+        """JSON-able form (the tail, or the margin ring before any progress)."""
+        return [[n, t[:2000]] for n, t in (self.tail or list(self.ring))]
+
+    @classmethod
+    def from_state(cls, rows: list[list[object]]) -> FailureTail:
+        """Inverse of :meth:`to_state`."""
+        ft = cls()
+        pairs = [(int(n), str(t)) for n, t in rows]  # type: ignore[call-overload]
+        ft.tail = pairs
+        ft.ring.extend(pairs[-TAIL_MARGIN:])
+        return ft
+
+
 @dataclass(slots=True)
 class _Job:
     progress: JobProgress = field(default_factory=JobProgress)
     counts: LineCounts = field(default_factory=LineCounts)
     in_summary_block: bool = False  # inside a "***** train metrics *****" block
+    tail: FailureTail = field(default_factory=FailureTail)
 
 
 class MetricTracker:
@@ -129,14 +173,17 @@ class MetricTracker:
         classes = self._classes
         n_progress = 0
         line_no = first_line_no - 1
+        tail = job.tail
         for raw in lines:
             line_no += 1
             counts.lines += 1
             segments = visible_segments(raw) if ("\r" in raw or "\x08" in raw) else [clean_line(raw)]
             if not segments or not segments[-1]:
+                tail.add(line_no, raw, False)
                 continue
             text = segments[-1]  # what a terminal shows: classified once per line
             key = template_key(text)
+            cls = None
             if classes is not None:
                 cls = classes.class_of(key, text)
                 if cls == "error":
@@ -148,9 +195,11 @@ class MetricTracker:
                     counts.undecided[key] = text[:500]
             if text[0] == "*" and METRICS_BLOCK_HEADER.match(text):
                 job.in_summary_block = True
+                tail.add(line_no, raw, False)
                 continue
             if job.in_summary_block:
                 if METRICS_BLOCK_ROW.match(text):
+                    tail.add(line_no, raw, False)
                     continue
                 job.in_summary_block = False
             if len(segments) > 1:
@@ -163,8 +212,9 @@ class MetricTracker:
                 latest.pop(key, None)
                 for k, seg in latest.items():
                     self._apply(progress, k, seg, line_no, bars=False)
-            if self._apply(progress, key, text, line_no):
-                n_progress += 1
+            moved = self._apply(progress, key, text, line_no)
+            n_progress += moved
+            tail.add(line_no, raw, moved and cls != "error")
         counts.progress += n_progress
         return n_progress
 
@@ -207,6 +257,14 @@ class MetricTracker:
                 elif cls is None:
                     still[key] = text
             counts.undecided = still
+
+    def diagnose(self, job_id: str) -> Diagnosis:
+        """Diagnose ``job_id`` from its failure tail (line numbers of the whole log)."""
+        first, lines = self.job(job_id).tail.lines()
+        d = diagnose_lines(lines)
+        if d.first_error_line is not None:
+            d.first_error_line += first - 1
+        return d
 
     def snapshot(self, job_id: str) -> ProgressSnapshot:
         """Latest progress of ``job_id``."""

@@ -12,6 +12,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaConnectionError
+
 from schedmate.infra.broker import client_options, resolve_bootstrap
 from schedmate.infra.exceptions import BrokerError
 from schedmate.infra.logging import get_logger

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
 from schedmate.agents.embeddings import Embedder
 from schedmate.agents.progress import JobProgress
 from schedmate.agents.slots import learn_spec, numbers_of

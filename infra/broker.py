@@ -22,6 +22,7 @@ from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaConnectionError, KafkaError
+
 from schedmate.infra.exceptions import BrokerError
 from schedmate.infra.logging import get_logger
 from schedmate.infra.settings import Settings

@@ -11,6 +11,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from pydantic import ValidationError
+
 from schedmate.infra.exceptions import ConfigError
 from schedmate.infra.settings import Settings, get_settings
 from schedmate.schemas.exceptions import SchedMateError

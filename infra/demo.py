@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
+
 from schedmate.connectors.publisher import Publisher
 from schedmate.connectors.runner import new_job_id, run_job
 from schedmate.connectors.subscriber import Subscriber

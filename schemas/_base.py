@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from schedmate.schemas.exceptions import InvalidEventError
 
 __all__ = ["Event", "TopicSpec", "new_id", "now"]

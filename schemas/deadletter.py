@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 
 from pydantic import Field
+
 from schedmate.schemas._base import Event, TopicSpec, new_id, now
 
 __all__ = ["TOPIC", "DeadLetter"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from schedmate.schemas._base import Event, TopicSpec, now
 
 __all__ = ["TOPIC", "JobEstimate", "MatchedJob"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import Field
+
 from schedmate.schemas._base import Event, TopicSpec, new_id, now
 
 __all__ = ["TOPIC", "FailureCategory", "InfraComponent", "JobFailure"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from schedmate.schemas._base import Event, TopicSpec, now
 
 __all__ = ["TOPIC", "FieldSource", "JobMetadata", "WorkloadMetadata"]

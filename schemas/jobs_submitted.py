@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pydantic import Field
+
 from schedmate.schemas._base import Event, TopicSpec, new_id, now
 
 __all__ = ["TOPIC", "JobSubmitted"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pydantic import Field, model_validator
+
 from schedmate.schemas._base import Event, TopicSpec, now
 
 __all__ = ["MAX_CHUNK_LINES", "TOPIC", "LogChunk"]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import faust
+
 from schedmate.infra.broker import client_options
 from schedmate.infra.settings import Settings
 from schedmate.schemas import TopicSpec

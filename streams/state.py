@@ -18,6 +18,7 @@ import uuid
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
 from schedmate.infra.logging import get_logger
 
 __all__ = ["StateStore"]

@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import faust
+
 from schedmate.agents.embeddings import Embedder
 from schedmate.agents.store import Store
 from schedmate.agents.templates import TemplateClassifier
-from schedmate.agents.tracker import MetricTracker
+from schedmate.agents.tracker import FailureTail, MetricTracker
 from schedmate.infra.logging import get_logger
 from schedmate.schemas import InvalidEventError
 from schedmate.schemas import jobs_metrics as metrics_schema
@@ -54,6 +55,9 @@ class _JobWindow:
     dirty: bool = False
     duplicates: int = 0
     gaps: int = 0
+    last_chunk_at: float = 0.0
+    eof: bool = False
+    diagnosed: list[str] = field(default_factory=list)  # failure event ids already diagnosed
 
 
 class TrackRuntime:
@@ -72,7 +76,7 @@ class TrackRuntime:
         self.dead = 0
         # One thread owns the tracker (parse, settle); another embeds new templates, so
         # a slow model never delays metrics.
-        self._parse_pool = ThreadPoolExecutor(1, thread_name_prefix="track-parse")
+        self.parse_pool = ThreadPoolExecutor(1, thread_name_prefix="track-parse")
         self._embed_pool = ThreadPoolExecutor(1, thread_name_prefix="track-embed")
         self._classifying: asyncio.Task[None] | None = None
 
@@ -81,8 +85,8 @@ class TrackRuntime:
     async def process(self, events: Sequence[faust.EventT]) -> None:  # type: ignore[type-arg]
         """Decode, de-duplicate, parse (in a thread), persist state, emit due metrics."""
         fresh: list[LogChunk] = []
-        for p in {e.message.partition for e in events} - self._restored.keys():
-            self._restored[p] = await self.state.states(p)
+        for p in {e.message.partition for e in events}:
+            await self.ensure_state(p)
         for event in events:
             msg = event.message
             try:
@@ -114,13 +118,15 @@ class TrackRuntime:
         if not fresh:
             return
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._parse_pool, self._parse, fresh)
+        await loop.run_in_executor(self.parse_pool, self._parse, fresh)
         if self.classifier is not None and self.classifier.pending and self._classifying is None:
             self._classifying = loop.create_task(self._classify())
         now = time.time()
         touched: dict[str, None] = {}
         for chunk in fresh:
             job = self.jobs[chunk.job_id]
+            job.last_chunk_at = now
+            job.eof = job.eof or chunk.eof
             job.lines_total += len(chunk.lines)
             job.window_lines += len(chunk.lines)
             job.dirty = True
@@ -148,7 +154,7 @@ class TrackRuntime:
         try:
             while self.classifier.pending:
                 await loop.run_in_executor(self._embed_pool, self.classifier.classify_pending)
-                await loop.run_in_executor(self._parse_pool, self.tracker.settle)
+                await loop.run_in_executor(self.parse_pool, self.tracker.settle)
         except Exception:  # a broken model must not stop metrics
             log.exception("template classification failed; lines stay unclassified")
         finally:
@@ -163,8 +169,22 @@ class TrackRuntime:
 
     def close(self) -> None:
         """Stop the worker threads."""
-        self._parse_pool.shutdown(wait=True)
+        self.parse_pool.shutdown(wait=True)
         self._embed_pool.shutdown(wait=False, cancel_futures=True)
+
+    async def ensure_state(self, partition: int) -> None:
+        """Wait until ``partition``'s job states are recovered (once per assignment)."""
+        if partition not in self._restored:
+            self._restored[partition] = await self.state.states(partition)
+
+    def job_state(self, job_id: str, partition: int) -> _JobWindow:
+        """The job's window and bookkeeping (restored from track.state when first seen here)."""
+        return self._job(job_id, partition)
+
+    async def persist(self, job_id: str) -> None:
+        """Write one job's state now (and wait for the broker)."""
+        job = self.jobs[job_id]
+        await self.state.put_many(job.partition, {job_id: self._state_of(job_id)})
 
     def _job(self, job_id: str, partition: int) -> _JobWindow:
         job = self.jobs.get(job_id)
@@ -177,7 +197,10 @@ class TrackRuntime:
             job.lines_total = int(state.get("lines_total", 0))
             job.last_emit = float(state.get("last_emit", 0.0))
             job.dirty = bool(state.get("dirty", False))  # its last window may not have been emitted
+            job.eof = bool(state.get("eof", False))
+            job.diagnosed = list(state.get("diagnosed", []))
             self.tracker.restore(job_id, state.get("progress", {}))
+            self.tracker.job(job_id).tail = FailureTail.from_state(state.get("tail", []))
             counts = self.tracker.job(job_id).counts
             counts.error = int(state.get("error", 0))
             counts.warning = int(state.get("warning", 0))
@@ -194,6 +217,9 @@ class TrackRuntime:
             "last_emit": job.last_emit,
             "dirty": True,  # written before the window is emitted
             "progress": tj.progress.to_state(),
+            "tail": tj.tail.to_state(),
+            "eof": job.eof,
+            "diagnosed": job.diagnosed[-20:],
             "error": tj.counts.error,
             "warning": tj.counts.warning,
             "last_error": tj.counts.last_error,

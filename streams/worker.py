@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import faust
+
 from schedmate.agents.embeddings import Embedder
 from schedmate.agents.store import Store
 from schedmate.infra.broker import resolve_bootstrap
 from schedmate.infra.settings import Settings
 from schedmate.schemas import ALL_TOPICS
 from schedmate.streams.app import StreamsApp, create_app
+from schedmate.streams.diagnose import DiagnoseRuntime, register_diagnose
 from schedmate.streams.track import TrackRuntime, register_track
 
 __all__ = ["Worker", "build_worker", "run_worker"]
@@ -22,6 +24,7 @@ class Worker:
 
     streams: StreamsApp
     track: TrackRuntime
+    diagnose: DiagnoseRuntime
 
     @property
     def app(self) -> faust.App:
@@ -35,7 +38,8 @@ def build_worker(settings: Settings, bootstrap: str | None = None, classify: boo
     sa = create_app(settings, bootstrap, ALL_TOPICS)
     embedder = Embedder(settings.embedding_model, settings.embedding_backend) if classify else None
     store = Store(settings.store_dir) if classify else None
-    return Worker(streams=sa, track=register_track(sa, embedder, store))
+    track = register_track(sa, embedder, store)
+    return Worker(streams=sa, track=track, diagnose=register_diagnose(sa, track))
 
 
 def run_worker(settings: Settings, bootstrap: str | None = None, classify: bool = True) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
+
 from schedmate.infra import broker as broker_mod
 from schedmate.infra.broker import EmbeddedBroker, resolve_bootstrap
 from schedmate.infra.exceptions import BrokerError

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from schedmate.connectors.exceptions import ConnectorError
 from schedmate.connectors.publisher import Publisher
 from schedmate.connectors.runner import run_job
@@ -14,7 +15,6 @@ from schedmate.infra.settings import Settings
 from schedmate.schemas.jobs_events import TOPIC as EVENTS
 from schedmate.schemas.jobs_submitted import TOPIC as SUBMITTED
 from schedmate.schemas.logs_chunks import TOPIC as CHUNKS
-
 from tests.conftest import collect
 
 pytestmark = pytest.mark.integration

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from schedmate.schemas import ALL_TOPICS, InvalidEventError, SchedMateError, export_json_schemas, topic_by_name
 from schedmate.schemas.jobs_events import TOPIC as EVENTS
 from schedmate.schemas.jobs_events import JobEvent

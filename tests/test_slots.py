@@ -7,6 +7,7 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from schedmate.agents.progress import JobProgress
 from schedmate.agents.slots import learn_spec, numbers_of, template_key
 from schedmate.agents.tracker import MetricTracker

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from schedmate.connectors.publisher import Publisher
 from schedmate.connectors.tailer import LogTailer
 from schedmate.infra.broker import EmbeddedBroker
 from schedmate.infra.settings import Settings
 from schedmate.schemas.logs_chunks import TOPIC as CHUNKS
 from schedmate.schemas.logs_chunks import LogChunk
-
 from tests.conftest import collect
 
 pytestmark = pytest.mark.integration

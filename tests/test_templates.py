@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from schedmate.agents.embeddings import Embedder
 from schedmate.agents.exceptions import EmbeddingModelError
 from schedmate.agents.slots import template_key

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from schedmate.connectors.publisher import Publisher
 from schedmate.connectors.tailer import LogTailer
 from schedmate.infra.broker import EmbeddedBroker
@@ -19,7 +20,6 @@ from schedmate.schemas.jobs_metrics import TOPIC as METRICS
 from schedmate.schemas.jobs_metrics import JobMetrics
 from schedmate.schemas.logs_chunks import TOPIC as CHUNKS
 from schedmate.schemas.logs_chunks import LogChunk
-
 from tests.conftest import WorkerProcs, collect, produce
 
 pytestmark = pytest.mark.integration

@@ -1,0 +1,86 @@
+"""The diagnose agent end to end on the real broker with real worker processes."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import Any
+
+import pytest
+
+from schedmate.infra.broker import EmbeddedBroker
+from schedmate.schemas.jobs_events import TOPIC as EVENTS
+from schedmate.schemas.jobs_events import JobEvent
+from schedmate.schemas.jobs_failures import TOPIC as FAILURES
+from schedmate.schemas.jobs_metrics import TOPIC as METRICS
+from schedmate.schemas.logs_chunks import TOPIC as CHUNKS
+from schedmate.schemas.logs_chunks import LogChunk
+from schedmate.schemas.scheduler_actions import TOPIC as ACTIONS
+from tests.conftest import WorkerProcs, collect, produce
+
+pytestmark = pytest.mark.integration
+
+PROGRESS = [f"step {i} | loss {1 / i:.4f} | 20.0 ms/step" for i in range(1, 301)]
+FAILURE = [
+    "Traceback (most recent call last):",
+    '  File "/home/me/model.py", line 257, in forward',
+    "RuntimeError: CUDA error: uncorrectable ECC error encountered",
+    "node-7:2211:2290 [3] NCCL INFO comm 0x55 rank 3 nranks 8 - Abort COMPLETE",
+]
+
+
+def decoded(msgs: list[tuple[int, int, Any, Any]], spec: Any) -> list[Any]:
+    """Events of a topic."""
+    return [spec.decode(v) for *_, v in msgs]
+
+
+async def test_failed_job_gets_one_diagnosis_and_one_action(broker: EmbeddedBroker, workers: WorkerProcs) -> None:
+    """A failing job's chunks + its failed event → one jobs.failures and one scheduler.actions event."""
+    workers.start()
+    job = "job-ecc"
+    await produce(broker.bootstrap, EVENTS, [JobEvent(job_id=job, kind="started", node="node-7")])
+    await produce(broker.bootstrap, CHUNKS, [
+        LogChunk(job_id=job, seq=0, first_line=1, lines=PROGRESS),
+        LogChunk(job_id=job, seq=1, first_line=301, lines=FAILURE, eof=True),
+    ])  # fmt: skip
+    await produce(broker.bootstrap, EVENTS, [JobEvent(job_id=job, kind="finished", status="failed", exit_code=1)])
+    fails = decoded(await collect(broker.bootstrap, FAILURES.name, lambda m: len(m) >= 1, 90), FAILURES)
+    acts = decoded(await collect(broker.bootstrap, ACTIONS.name, lambda m: len(m) >= 1, 30), ACTIONS)
+    await asyncio.sleep(3)  # nothing more should come
+    assert len(decoded(await collect(broker.bootstrap, FAILURES.name, lambda m: False, 2), FAILURES)) == 1
+    f = fails[0]
+    assert (f.first_error_line, f.category, f.infra_component, f.faulty_node) == (
+        301,
+        "infrastructure",
+        "gpu",
+        "node-7",
+    )
+    assert len(acts) == 1 and acts[0].diagnosis_id == f.diagnosis_id
+    assert acts[0].action == "drain_node_and_requeue" and acts[0].node == "node-7"
+
+
+async def test_worker_restart_keeps_the_failure_tail_and_does_not_repeat(
+    broker: EmbeddedBroker, workers: WorkerProcs
+) -> None:
+    """The worker is SIGKILLed after the job's progress; its successor diagnoses from the persisted tail,
+    and a further restart after the diagnosis publishes no second diagnosis."""
+    job = "job-restart"
+    first = workers.start()
+    await produce(broker.bootstrap, CHUNKS, [LogChunk(job_id=job, seq=0, first_line=1, lines=PROGRESS[:200])])
+    await collect(broker.bootstrap, METRICS.name, lambda m: any(METRICS.decode(v).step == 200 for *_, v in m), 90)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    second = workers.start()
+    await produce(broker.bootstrap, CHUNKS, [
+        LogChunk(job_id=job, seq=1, first_line=201, lines=[*PROGRESS[200:], *FAILURE], eof=True),
+    ])  # fmt: skip
+    await produce(broker.bootstrap, EVENTS, [JobEvent(job_id=job, kind="finished", status="failed", exit_code=1)])
+    fails = decoded(await collect(broker.bootstrap, FAILURES.name, lambda m: len(m) >= 1, 120), FAILURES)
+    assert fails[0].first_error_line == 301 and fails[0].category == "infrastructure"
+    await asyncio.sleep(2)  # let the diagnosed mark be committed
+    second.send_signal(signal.SIGKILL)
+    second.wait()
+    workers.start()
+    await collect(broker.bootstrap, METRICS.name, lambda m: False, 15)  # the new worker rejoins and reprocesses
+    again = decoded(await collect(broker.bootstrap, FAILURES.name, lambda m: False, 3), FAILURES)
+    assert len({x.diagnosis_id for x in again}) == 1, "a second, different diagnosis was published"
