@@ -30,6 +30,8 @@ schemas_app = typer.Typer(help="The event contract.", no_args_is_help=True)
 bench_app = typer.Typer(help="Benchmarks, each against its baseline in one run.", no_args_is_help=True)
 eval_app = typer.Typer(help="Accuracy on labelled data.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
+llm_app = typer.Typer(help="The local LLM server.", no_args_is_help=True)
+app.add_typer(llm_app, name="llm")
 app.add_typer(logs_app, name="logs")
 app.add_typer(schemas_app, name="schemas")
 app.add_typer(bench_app, name="bench")
@@ -78,14 +80,42 @@ def diagnose(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Locate and classify the root cause of a failed job's log, and pick a recovery action."""
-    from schedmate.agents.diagnosis import diagnose_file  # noqa: PLC0415
+    from schedmate.agents.diagnosis_llm import diagnose_lines_llm  # noqa: PLC0415
+    from schedmate.agents.llm import client_from_settings  # noqa: PLC0415
+    from schedmate.agents.text import split_physical_lines  # noqa: PLC0415
 
-    d = diagnose_file(logfile).as_dict()
+    s = _settings(quiet=True)
+    llm = client_from_settings(s)
+    d = asyncio.run(diagnose_lines_llm(split_physical_lines(logfile.read_bytes()), llm)).as_dict()
     if as_json:
         typer.echo(json.dumps(d))
         return
     for k, v in d.items():
         typer.echo(f"{k:>17}: {'—' if v is None else v}")
+
+
+@llm_app.command("serve")
+def llm_serve(
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8765,
+    model: Annotated[Path | None, typer.Option(help="A GGUF file (default: the packaged Gemma 3 270M).")] = None,
+) -> None:
+    """Serve the packaged Gemma 3 270M with llama.cpp (CPU hosts); set SCHEDMATE_LLM_ENDPOINT to use it."""
+    from schedmate.infra.llm_server import LlamaServer, gemma_gguf  # noqa: PLC0415
+
+    s = _settings()
+
+    async def _go() -> None:
+        path = model or gemma_gguf(s.data_dir / "models")
+        async with LlamaServer(path, port=port) as server:
+            typer.echo(f"LLM server ready: export SCHEDMATE_LLM_ENDPOINT={server.endpoint}  (Ctrl-C stops it)")
+            await asyncio.Event().wait()
+
+    try:
+        asyncio.run(_go())
+    except SchedMateError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        pass
 
 
 @eval_app.command("diagnose")

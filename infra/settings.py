@@ -41,6 +41,11 @@ class Settings(BaseSettings):
     llm_endpoint: str | None = Field(default=None, description="OpenAI-compatible base URL; none by default")
     llm_model: str | None = None
     llm_api_key: SecretStr | None = None
+    llm_mode: Literal["json_object", "json_schema"] = Field(
+        default="json_object", description="structured output style: json_object (llama.cpp) or json_schema (vLLM)"
+    )
+    llm_timeout_s: float = Field(default=30.0, gt=0)
+    llm_max_concurrency: int = Field(default=2, ge=1)
     partitions: int = Field(default=4, ge=1, le=256)
     metrics_interval_s: float = Field(default=5.0, gt=0)
     app_id: str = "schedmate"
