@@ -19,16 +19,20 @@ from schedmate.connectors.subscriber import Subscriber
 from schedmate.infra.settings import Settings
 from schedmate.infra.supervisor import LocalStack
 from schedmate.schemas.jobs_events import JobEvent
+from schedmate.schemas.jobs_failures import JobFailure
 from schedmate.schemas.jobs_metrics import JobMetrics
+from schedmate.schemas.scheduler_actions import SchedulerAction
 
 __all__ = ["DEMO_JOBS", "run_demo"]
 
 _JOBS_DIR = Path(__file__).parent / "demo_jobs"
-# (name, script, args): three logging styles (tqdm bar, logging key=value, nanoGPT iter lines).
+# (name, script, args): three logging styles (tqdm bar, logging key=value, nanoGPT iter lines) and a job
+# that fails (a user-script bug) to show its diagnosis.
 DEMO_JOBS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("mlp-tqdm", "train_tqdm.py", ()),
     ("regression-kv", "train_kv.py", ()),
     ("tiny-lm-nano", "train_nano.py", ()),
+    ("failing-job", "train_fail.py", ()),
 )
 
 
@@ -41,6 +45,8 @@ class _Row:
     metrics: JobMetrics | None = None
     history: list[tuple[float, float]] = field(default_factory=list)  # (t, steps/s)
     lines_in_log: int | None = None
+    failure: JobFailure | None = None
+    action: SchedulerAction | None = None
 
 
 def _fmt(v: float | None, spec: str = ".4g") -> str:
@@ -111,7 +117,8 @@ async def run_demo(
         console.print(f"broker kafka://{stack.bootstrap}; jobs' logs mirrored in {demo_dir}")
         rows = [_Row(name, new_job_id(name)) for name, _, _ in jobs]
         by_id = {r.job_id: r for r in rows}
-        async with Subscriber(cs, ["jobs.metrics", "jobs.events"]) as sub, Publisher(cs) as pub:
+        topics = ["jobs.metrics", "jobs.events", "jobs.failures", "scheduler.actions"]
+        async with Subscriber(cs, topics) as sub, Publisher(cs) as pub:
             runs = [
                 asyncio.create_task(
                     run_job(
@@ -141,6 +148,10 @@ async def run_demo(
                             row.metrics = ev
                             if ev.steps_per_s is not None:
                                 row.history.append((ev.window_end, ev.steps_per_s))
+                        elif isinstance(ev, JobFailure):
+                            row.failure = ev
+                        elif isinstance(ev, SchedulerAction):
+                            row.action = ev
                         elif isinstance(ev, JobEvent):
                             row.status = ev.kind if ev.kind == "started" else str(ev.status)
                             row.exit_code = ev.exit_code
@@ -156,7 +167,10 @@ async def run_demo(
                         if all(r.status in ("completed", "failed", "cancelled") for r in rows):
                             deadline = deadline or time.monotonic() + settle_timeout_s
                             if time.monotonic() > deadline or all(
-                                r.metrics is not None and r.metrics.lines_total >= (r.lines_in_log or 0) for r in rows
+                                r.metrics is not None
+                                and r.metrics.lines_total >= (r.lines_in_log or 0)
+                                and (r.status != "failed" or r.action is not None)
+                                for r in rows
                             ):
                                 return
 
@@ -165,6 +179,16 @@ async def run_demo(
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(watcher, settle_timeout_s)
         console.print(_table(rows, "summary: final metrics of each job"))
+        for r in rows:
+            if r.failure is not None:
+                f = r.failure
+                console.print(
+                    f"[bold red]{r.name} failed[/bold red] — root cause at line {f.first_error_line}: "
+                    f"[bold]{f.category}[/bold]{f' / {f.infra_component}' if f.infra_component else ''} "
+                    f"(confidence {f.confidence:.2f}, path {'+'.join(f.path)})\n  {f.explanation}\n  evidence: "
+                    + " | ".join(f.evidence[:3])
+                    + (f"\n  action → {r.action.action}" if r.action is not None else "")
+                )
         plot = _plot(rows, demo_dir / "throughput.png")
         if plot is not None:
             console.print(f"throughput over time: {plot}")
