@@ -43,15 +43,15 @@ def _norm(s: str) -> str:
     return " ".join(s.split())
 
 
-async def diagnose_lines_llm(lines: list[str], llm: LLMClient | None, radius: int = 12) -> Diagnosis:
+async def diagnose_lines_llm(lines: list[str], llm: LLMClient | None, radius: int = 5) -> Diagnosis:
     """Rules first (in a thread), then the LLM's validated vote when a client is given."""
     d = await asyncio.to_thread(diagnose_lines, lines)
     if llm is None or d.first_error_line is None:
         return d
     lo = max(0, d.first_error_line - 1 - radius)
-    window = [clean_line(x)[:300] for x in lines[lo : d.first_error_line + radius]]
+    window = [clean_line(x)[:200] for x in lines[lo : d.first_error_line + radius]]
     user = "\n".join(window)
-    vote = await llm.structured(_SYSTEM, user, FailureVote, max_tokens=200)
+    vote = await llm.structured(_SYSTEM, user, FailureVote, max_tokens=120)
     if vote is None:
         d.path.append("llm:unavailable")
         return d

