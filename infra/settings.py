@@ -48,6 +48,11 @@ class Settings(BaseSettings):
     llm_max_concurrency: int = Field(default=2, ge=1)
     partitions: int = Field(default=4, ge=1, le=256)
     metrics_interval_s: float = Field(default=5.0, gt=0)
+    failure_silence_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="diagnose a job whose log shows a fatal error then stays silent this long (0: off)",
+    )
     app_id: str = "schedmate"
     worker_port: int | None = None
     log_level: str = "INFO"

@@ -57,7 +57,10 @@ class _JobWindow:
     gaps: int = 0
     last_chunk_at: float = 0.0
     eof: bool = False
-    diagnosed: list[str] = field(default_factory=list)  # failure event ids already diagnosed
+    diagnosed: list[str] = field(default_factory=list)  # failure identities already diagnosed
+    finished: bool = False  # a finished (not failed) lifecycle event was seen
+    silence_checked: int = 0  # lines_total when the silence check last ran
+    started_at: float = field(default_factory=time.time)  # first seen (bounds GPU evidence in time)
 
 
 class TrackRuntime:
@@ -199,6 +202,7 @@ class TrackRuntime:
             job.dirty = bool(state.get("dirty", False))  # its last window may not have been emitted
             job.eof = bool(state.get("eof", False))
             job.diagnosed = list(state.get("diagnosed", []))
+            job.finished = bool(state.get("finished", False))
             self.tracker.restore(job_id, state.get("progress", {}))
             self.tracker.job(job_id).tail = FailureTail.from_state(state.get("tail", []))
             counts = self.tracker.job(job_id).counts
@@ -220,6 +224,7 @@ class TrackRuntime:
             "tail": tj.tail.to_state(),
             "eof": job.eof,
             "diagnosed": job.diagnosed[-20:],
+            "finished": job.finished,
             "error": tj.counts.error,
             "warning": tj.counts.warning,
             "last_error": tj.counts.last_error,

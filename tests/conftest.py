@@ -50,7 +50,7 @@ class WorkerProcs:
         self._logs: list[Any] = []
 
     def start(
-        self, classify: bool = False, interval: float = 0.5, app_id: str = "schedmate-test"
+        self, classify: bool = False, interval: float = 0.5, app_id: str = "schedmate-test", **extra_env: str
     ) -> subprocess.Popen[bytes]:
         env = dict(
             os.environ,
@@ -59,6 +59,7 @@ class WorkerProcs:
             SCHEDMATE_METRICS_INTERVAL_S=str(interval),
             SCHEDMATE_APP_ID=app_id,
             SCHEDMATE_LOG_JSON="true",
+            **extra_env,
         )
         cmd = [sys.executable, "-m", "schedmate.infra.cli", "worker"] + ([] if classify else ["--no-classify"])
         log = open(self.data_dir / f"worker-{len(self.procs)}.log", "wb")  # noqa: SIM115

@@ -84,3 +84,39 @@ async def test_worker_restart_keeps_the_failure_tail_and_does_not_repeat(
     await collect(broker.bootstrap, METRICS.name, lambda m: False, 15)  # the new worker rejoins and reprocesses
     again = decoded(await collect(broker.bootstrap, FAILURES.name, lambda m: False, 3), FAILURES)
     assert len({x.diagnosis_id for x in again}) == 1, "a second, different diagnosis was published"
+
+
+async def test_fatal_error_then_silence_is_diagnosed_once(broker: EmbeddedBroker, workers: WorkerProcs) -> None:
+    """A job that prints a fatal error and goes quiet is diagnosed without a finished event; the later failed
+    event for the same failure publishes nothing new."""
+    workers.start(SCHEDMATE_FAILURE_SILENCE_S="2")
+    job = "job-hang"
+    fatal = ["Traceback (most recent call last):", '  File "/home/me/train.py", line 9, in <module>', "KeyError: 'x'"]
+    await produce(broker.bootstrap, CHUNKS, [LogChunk(job_id=job, seq=0, first_line=1, lines=[*PROGRESS[:50], *fatal])])
+    fails = decoded(await collect(broker.bootstrap, FAILURES.name, lambda m: len(m) >= 1, 90), FAILURES)
+    assert (fails[0].first_error_line, fails[0].category) == (51, "user_script")
+    await produce(broker.bootstrap, EVENTS, [JobEvent(job_id=job, kind="finished", status="failed", exit_code=1)])
+    await asyncio.sleep(5)
+    assert len(decoded(await collect(broker.bootstrap, FAILURES.name, lambda m: False, 2), FAILURES)) == 1
+
+
+async def test_gpu_samples_corroborate_an_unclear_failure(broker: EmbeddedBroker, workers: WorkerProcs) -> None:
+    """An unclear CUDA error becomes a GPU infrastructure failure when the node's NVML samples show Xid 79."""
+    from schedmate.schemas.gpu_samples import TOPIC as GPU  # noqa: PLC0415
+    from schedmate.schemas.gpu_samples import GpuSample  # noqa: PLC0415
+
+    workers.start()
+    job = "job-xid"
+    await produce(broker.bootstrap, CHUNKS, [LogChunk(job_id=job, seq=0, first_line=1, lines=PROGRESS[:20])])
+    await collect(broker.bootstrap, METRICS.name, lambda m: any(METRICS.decode(v).job_id == job for *_, v in m), 90)
+    await produce(broker.bootstrap, GPU, [GpuSample(node="node-9", gpu_index=2, xid_events=[79], ecc_uncorrected=0)])
+    await asyncio.sleep(1)
+    await produce(broker.bootstrap, CHUNKS, [
+        LogChunk(job_id=job, seq=1, first_line=21, lines=["RuntimeError: CUDA error: unspecified launch failure"], eof=True),
+    ])  # fmt: skip
+    await produce(
+        broker.bootstrap, EVENTS, [JobEvent(job_id=job, kind="finished", status="failed", exit_code=1, node="node-9")]
+    )
+    f = decoded(await collect(broker.bootstrap, FAILURES.name, lambda m: len(m) >= 1, 60), FAILURES)[0]
+    assert (f.first_error_line, f.category, f.infra_component, f.faulty_node) == (21, "infrastructure", "gpu", "node-9")
+    assert "gpu.samples" in f.path and any("Xid 79" in e for e in f.evidence)
