@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from schedmate.agents.failure_kb import ERROR, HARDWARE, KILL, SYMPTOM, Signature, match_signature
+from schedmate.agents.failure_knn import FailureKnn
 from schedmate.agents.slots import learn_spec, template_key
 from schedmate.agents.templates import rule_class
 from schedmate.agents.text import split_physical_lines, visible_segments
@@ -246,8 +247,8 @@ def recovery_action(category: str, component: str | None, node: str | None, conf
     return "none"
 
 
-def diagnose_lines(lines: list[str], locator: Locator | None = None) -> Diagnosis:
-    """Diagnose a failed job's whole log."""
+def diagnose_lines(lines: list[str], locator: Locator | None = None, knn: FailureKnn | None = None) -> Diagnosis:
+    """Diagnose a failed job's whole log (``knn``: an embedding vote where rules cannot decide)."""
     loc = locator or Locator()
     last = loc.last_progress_line(lines)
     start = max(0, last)
@@ -274,6 +275,14 @@ def diagnose_lines(lines: list[str], locator: Locator | None = None) -> Diagnosi
         path.append("traceback")
     else:
         category, component, confidence, why = "other", None, 0.3, "an error with no known signature"
+    if knn is not None and best.signature is None and confidence < 0.5:
+        text = " ".join(strip_prefix(lines[k]).strip() for k in (best.start, best.end))
+        vote = knn.vote(text)
+        if vote.score >= 0.3:
+            category, component = vote.category, vote.component
+            confidence = 0.45
+            why = f"closest known failure kind: {vote.category} (similarity {vote.score:.2f}); {why}"
+            path.append("embedding")
     if category == "infrastructure" and component is None:
         component = "other"
     node = _faulty_node(lines, best)

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from schedmate.agents.diagnosis import Diagnosis, diagnose_lines, recovery_action
+from schedmate.agents.failure_knn import FailureKnn
 from schedmate.agents.llm import LLMClient
 from schedmate.agents.text import clean_line
 
@@ -43,9 +44,11 @@ def _norm(s: str) -> str:
     return " ".join(s.split())
 
 
-async def diagnose_lines_llm(lines: list[str], llm: LLMClient | None, radius: int = 5) -> Diagnosis:
-    """Rules first (in a thread), then the LLM's validated vote when a client is given."""
-    d = await asyncio.to_thread(diagnose_lines, lines)
+async def diagnose_lines_llm(
+    lines: list[str], llm: LLMClient | None, radius: int = 5, knn: FailureKnn | None = None
+) -> Diagnosis:
+    """Rules first (in a thread; ``knn`` votes where they cannot decide), then the LLM's validated vote."""
+    d = await asyncio.to_thread(diagnose_lines, lines, None, knn)
     if llm is None or d.first_error_line is None:
         return d
     lo = max(0, d.first_error_line - 1 - radius)

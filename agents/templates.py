@@ -173,6 +173,11 @@ class TemplateClassifier:
         if len(self._by_key) > self._max_keys:
             self._by_key.popitem(last=False)
 
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedding model this classifier uses."""
+        return self._embedder
+
     def warm_up(self) -> None:
         """Load the model and embed the exemplars now (blocking)."""
         if self._embedder is not None:

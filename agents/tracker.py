@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Protocol
 
 from schedmate.agents.diagnosis import Diagnosis, diagnose_lines
+from schedmate.agents.failure_knn import FailureKnn
 from schedmate.agents.progress import JobProgress, ProgressSnapshot
 from schedmate.agents.slots import (
     METRICS_BLOCK_HEADER,
@@ -258,10 +259,10 @@ class MetricTracker:
                     still[key] = text
             counts.undecided = still
 
-    def diagnose(self, job_id: str) -> Diagnosis:
+    def diagnose(self, job_id: str, knn: FailureKnn | None = None) -> Diagnosis:
         """Diagnose ``job_id`` from its failure tail (line numbers of the whole log)."""
         first, lines = self.job(job_id).tail.lines()
-        d = diagnose_lines(lines)
+        d = diagnose_lines(lines, knn=knn)
         if d.first_error_line is not None:
             d.first_error_line += first - 1
         return d

@@ -81,12 +81,15 @@ def diagnose(
 ) -> None:
     """Locate and classify the root cause of a failed job's log, and pick a recovery action."""
     from schedmate.agents.diagnosis_llm import diagnose_lines_llm  # noqa: PLC0415
+    from schedmate.agents.embeddings import Embedder  # noqa: PLC0415
+    from schedmate.agents.failure_knn import FailureKnn  # noqa: PLC0415
     from schedmate.agents.llm import client_from_settings  # noqa: PLC0415
     from schedmate.agents.text import split_physical_lines  # noqa: PLC0415
 
     s = _settings(quiet=True)
     llm = client_from_settings(s)
-    d = asyncio.run(diagnose_lines_llm(split_physical_lines(logfile.read_bytes()), llm)).as_dict()
+    knn = FailureKnn(Embedder(s.embedding_model, s.embedding_backend))  # the model loads only if needed
+    d = asyncio.run(diagnose_lines_llm(split_physical_lines(logfile.read_bytes()), llm, knn=knn)).as_dict()
     if as_json:
         typer.echo(json.dumps(d))
         return
@@ -126,10 +129,14 @@ def eval_diagnose(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Score `schedmate diagnose`: root-cause line within ±3, infrastructure F1, category accuracy."""
+    from schedmate.agents.embeddings import Embedder  # noqa: PLC0415
+    from schedmate.agents.failure_knn import FailureKnn  # noqa: PLC0415
     from schedmate.agents.llm import client_from_settings  # noqa: PLC0415
     from schedmate.infra.evaluate_failures import evaluate_failures  # noqa: PLC0415
 
-    out = asyncio.run(evaluate_failures(folder, llm=client_from_settings(_settings(quiet=True))))
+    s = _settings(quiet=True)
+    knn = FailureKnn(Embedder(s.embedding_model, s.embedding_backend))
+    out = asyncio.run(evaluate_failures(folder, llm=client_from_settings(s), knn=knn))
     if as_json:
         typer.echo(json.dumps(out))
         return

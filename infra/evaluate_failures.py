@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from schedmate.agents.diagnosis_llm import diagnose_lines_llm
+from schedmate.agents.failure_knn import FailureKnn
 from schedmate.agents.llm import LLMClient
 from schedmate.agents.text import split_physical_lines
 
@@ -19,14 +20,16 @@ def _f1(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
-async def evaluate_failures(folder: Path, tolerance: int = 3, llm: LLMClient | None = None) -> dict[str, Any]:
+async def evaluate_failures(
+    folder: Path, tolerance: int = 3, llm: LLMClient | None = None, knn: FailureKnn | None = None
+) -> dict[str, Any]:
     """Root-cause line within ±tolerance, infrastructure-vs-rest precision/recall/F1, category accuracy."""
     rows = [json.loads(x) for x in (folder / "labels.jsonl").read_text().splitlines() if x.strip()]
     results = []
     tp = fp = fn = 0
     for row in rows:
         lines = split_physical_lines((folder / row["file"]).read_bytes())
-        d = (await diagnose_lines_llm(lines, llm)).as_dict()
+        d = (await diagnose_lines_llm(lines, llm, knn=knn)).as_dict()
         want_line = row["first_error_line"]
         line_ok = (
             d["first_error_line"] is None

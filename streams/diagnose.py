@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import faust
 
 from schedmate.agents.diagnosis import Diagnosis, recovery_action
+from schedmate.agents.failure_knn import FailureKnn
 from schedmate.infra.logging import get_logger
 from schedmate.schemas import InvalidEventError
 from schedmate.schemas import jobs_events as events_schema
@@ -52,6 +53,8 @@ class DiagnoseRuntime:
         self.sa = sa
         self.track = track
         self.gpu = gpu
+        embedder = track.classifier.embedder if track.classifier is not None else None
+        self.knn = FailureKnn(embedder) if embedder is not None else None
         self.failure_silence_s = sa.settings.failure_silence_s
         self.silence_s = silence_s
         self.max_wait_s = max_wait_s
@@ -114,7 +117,7 @@ class DiagnoseRuntime:
         """Diagnose a job once per failure; publish its failure and action events."""
         job = self.track.job_state(job_id, partition)
         loop = asyncio.get_running_loop()
-        d = await loop.run_in_executor(self.track.parse_pool, self.track.tracker.diagnose, job_id)
+        d = await loop.run_in_executor(self.track.parse_pool, self.track.tracker.diagnose, job_id, self.knn)
         line_key = f"line:{d.first_error_line}"
         if require_error and d.first_error_line is None:
             return None

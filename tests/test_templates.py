@@ -84,3 +84,19 @@ def test_missing_model_folder_says_what_to_do(tmp_path: Path) -> None:
     """A wrong model path gives one clear message naming the setting."""
     with pytest.raises(EmbeddingModelError, match="SCHEDMATE_EMBEDDING_MODEL"):
         Embedder(str(tmp_path / "nope")).encode(["x"])
+
+
+def test_failure_knn_votes_where_rules_are_silent(embedder: Embedder) -> None:
+    """With no signature and an inconclusive traceback, the nearest labelled exemplars decide (path says so)."""
+    from schedmate.agents.diagnosis import diagnose_lines  # noqa: PLC0415
+    from schedmate.agents.failure_knn import FailureKnn  # noqa: PLC0415
+
+    lines = [
+        *(f"step {i} loss 0.5" for i in range(1, 10)),
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.11/site-packages/torch/nn/modules/module.py", line 2189, in load_state_dict',
+        "RuntimeError: Error(s) in loading state_dict for Net: size mismatch for fc.weight",
+    ]
+    assert diagnose_lines(lines).category == "other"
+    d = diagnose_lines(lines, knn=FailureKnn(embedder))
+    assert d.category == "user_script" and "embedding" in d.path
