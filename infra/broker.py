@@ -12,7 +12,6 @@ import contextlib
 import importlib.resources
 import json
 import os
-import signal
 import socket
 import ssl
 import time
@@ -25,6 +24,7 @@ from aiokafka.errors import KafkaConnectionError, KafkaError
 
 from schedmate.infra.exceptions import BrokerError
 from schedmate.infra.logging import get_logger
+from schedmate.infra.processes import terminate
 from schedmate.infra.settings import Settings
 from schedmate.schemas import ALL_TOPICS
 
@@ -212,14 +212,7 @@ class EmbeddedBroker:
                     self.state_file.unlink()
         if proc is None or proc.returncode is not None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(proc.wait(), 5.0)
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
+        await terminate([proc], 5.0)
         log.info("embedded broker stopped", bootstrap=self.bootstrap)
 
     async def __aenter__(self) -> EmbeddedBroker:

@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import importlib.util
 import os
-import signal
 import socket
 import sys
 import time
@@ -21,6 +20,7 @@ import httpx
 
 from schedmate.infra.exceptions import InfraError
 from schedmate.infra.logging import get_logger
+from schedmate.infra.processes import terminate
 
 __all__ = ["LlamaServer", "gemma_gguf"]
 
@@ -91,16 +91,8 @@ class LlamaServer:
     async def stop(self) -> None:
         """SIGTERM (SIGKILL after 10 s)."""
         proc, self._proc = self._proc, None
-        if proc is None or proc.returncode is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(proc.wait(), 10)
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
+        if proc is not None:
+            await terminate([proc], 10.0)
 
     def kill(self) -> None:
         """SIGKILL the server (tests use it to simulate a crash)."""

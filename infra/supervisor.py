@@ -11,6 +11,7 @@ from types import TracebackType
 
 from schedmate.infra.broker import EmbeddedBroker, client_options, ensure_topics, resolve_bootstrap
 from schedmate.infra.logging import get_logger
+from schedmate.infra.processes import terminate
 from schedmate.infra.settings import Settings
 
 __all__ = ["LocalStack", "run_up"]
@@ -76,17 +77,7 @@ class LocalStack:
             self._watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watch
-        for p in self.procs:
-            if p.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    p.send_signal(signal.SIGTERM)
-        for p in self.procs:
-            try:
-                await asyncio.wait_for(p.wait(), 20)
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    p.kill()
-                await p.wait()
+        await terminate(self.procs, 20.0)
         self.procs.clear()
         if self.broker is not None:
             await self.broker.stop()
