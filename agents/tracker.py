@@ -85,7 +85,7 @@ class LineCounts:
 
 
 TAIL_MARGIN = 60
-TAIL_MAX = 4000
+TAIL_MAX = 1000  # with ≤ 400 chars per line the persisted tail stays under ~0.5 MB
 
 
 @dataclass(slots=True)
@@ -114,7 +114,7 @@ class FailureTail:
 
     def to_state(self) -> list[list[object]]:
         """JSON-able form (the tail, or the margin ring before any progress)."""
-        return [[n, t[:2000]] for n, t in (self.tail or list(self.ring))]
+        return [[n, t[:400]] for n, t in (self.tail or list(self.ring))]
 
     @classmethod
     def from_state(cls, rows: list[list[object]]) -> FailureTail:

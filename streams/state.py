@@ -42,7 +42,9 @@ class StateStore:
         """Connect the state producer (idempotent)."""
         async with self._lock:
             if self._producer is None:
-                producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, acks="all", linger_ms=2, **self.options)
+                producer = AIOKafkaProducer(
+                    bootstrap_servers=self.bootstrap, acks="all", linger_ms=2, max_request_size=8 << 20, **self.options
+                )
                 await producer.start()
                 self._producer = producer
             return self._producer

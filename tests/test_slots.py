@@ -218,3 +218,15 @@ def test_values_come_from_the_line_and_templates_are_stable(step: int, loss: flo
     assert got["loss"] == loss
     for k, v in got.items():
         assert any(math.isclose(v, n * s, rel_tol=1e-9) for n in nums for s in (1.0, 0.001)), k
+
+
+def test_failure_tail_is_bounded() -> None:
+    """A job that prints errors forever keeps a bounded tail (the start of the cascade)."""
+    from schedmate.agents.tracker import TAIL_MAX  # noqa: PLC0415
+
+    t = MetricTracker()
+    t.feed("j", 1, ["step 1 loss 0.5", *(f"ERROR retry {i} " + "x" * 3000 for i in range(5000))])
+    tail = t.job("j").tail
+    first, lines = tail.lines()
+    assert first == 1 and len(lines) == TAIL_MAX
+    assert sum(len(str(x)) for row in tail.to_state() for x in row) < 600_000
