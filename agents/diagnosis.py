@@ -46,7 +46,9 @@ _FRAMEWORK_ERRORS: Final = frozenset(
 _NODE_RX: Final = re.compile(r"^\s*(?:\[\w+\]\s*)?([A-Za-z][\w.-]*?):\d+:\d+ \[\d+\]")  # NCCL "host:pid:tid [dev]"
 _RANK_RX: Final = re.compile(r"\[rank(\d+)\]|\bRank (\d+)\b|local_rank: (\d+)|\brank (\d+)\b", re.IGNORECASE)
 _PCI_RX: Final = re.compile(r"PCI:([0-9a-fA-F:.]+)")
-_HOST_RX: Final = re.compile(r"(?:on host|hostname|node)[= :]+([A-Za-z][\w.-]+)", re.IGNORECASE)
+_HOST_RX: Final = re.compile(
+    r"(?:on host|hostname|\bhost\s*:|\bnode[= :]+|JOB \d+ ON)\s*([A-Za-z][\w.-]+)", re.IGNORECASE
+)
 
 
 @dataclass
@@ -187,17 +189,18 @@ class Locator:
 
 
 def _faulty_node(lines: list[str], block: _Block) -> str | None:
-    """The node (or GPU, or rank) the root block or the lines right after it name."""
-    window = range(block.start, min(len(lines), max(block.end + 1, block.start + 40)))
-    for k in window:
-        text = lines[k]
-        m = _NODE_RX.match(strip_prefix(text))
-        if m:
-            return m.group(1)
-        m2 = _HOST_RX.search(text)
-        if m2:
-            return m2.group(1)
-    for k in window:
+    """The node (or GPU, or rank) the root block names, else the lines right after or just before it."""
+    after = range(block.start, min(len(lines), max(block.end + 1, block.start + 40)))
+    before = range(block.start - 1, max(-1, block.start - 9), -1)
+    for window in (after, before):
+        for k in window:
+            m = _NODE_RX.match(strip_prefix(lines[k]))
+            if m:
+                return m.group(1)
+            m2 = _HOST_RX.search(lines[k])
+            if m2:
+                return m2.group(1)
+    for k in after:
         m3 = _PCI_RX.search(lines[k])
         if m3:
             return f"gpu PCI {m3.group(1)}"

@@ -79,6 +79,9 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
     _s("not_compiled", r"not compiled with CUDA|Found no NVIDIA driver|CUDA driver version is insufficient|"
        r"no CUDA-capable device", "user_script", None, ERROR,
        "the job's environment cannot use the GPU (CPU-only build, or driver mismatch): fix the environment"),
+    _s("arch_mismatch", r"no kernel image is available for execution|not compatible with the current PyTorch installation|"
+       r"sm_\d+ is not compatible", "user_script", None, ERROR,
+       "the job's CUDA build does not support this GPU model: install a build for its compute capability"),
     _s("missing_pkg", r"No module named|ModuleNotFoundError|requires? .{0,60}(?:to be installed|installed)|"
        r"is not installed|cannot import name", "user_script", None, ERROR,
        "a package the job needs is missing from its environment: install it or change the configuration"),
@@ -94,7 +97,7 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
     _s("peer_gone", r"Connection reset by peer|Broken pipe|Connection refused|Connection closed by peer|"
        r"remote process exited|ncclRemoteError|Call to recv from .* failed|socket.*(?:closed|failed)",
        "other", None, SYMPTOM, "a peer rank went away; this rank's error is a consequence"),
-    _s("sigkill", r"exitcode: -9\b|Signals?\.SIGKILL|signal 9\b|\bKilled\b|exit code 137|oom-kill", "other", None, KILL,
+    _s("sigkill", r"exitcode\s*:\s*-9\b|Signals?\.SIGKILL|signal 9\b|\bKilled\b|exit code 137|oom-kill", "other", None, KILL,
        "a process was killed with SIGKILL by something outside it (out-of-memory killer, scheduler or admin)"),
     _s("launcher_summary", r"ChildFailedError|failed \(exitcode: -?\d+\)|Sending process \d+ closing signal",
        "other", None, SYMPTOM, "the launcher reports a child process failure"),

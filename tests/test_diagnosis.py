@@ -177,3 +177,62 @@ def test_diagnose_json_contract(tmp_path: Path) -> None:
                        "explanation", "evidence", "path"]  # fmt: skip
     assert (d["first_error_line"], d["category"], d["action"]) == (4, "user_script", "notify_user")
     assert d["path"] == ["rules"]
+
+
+@pytest.mark.parametrize(
+    ("tail", "category", "component", "node"),
+    [
+        (
+            ["slurmstepd: error: *** JOB 4242 ON gpu-node12 CANCELLED AT 2026-01-01T00:00:00 DUE TO NODE FAILURE ***"],
+            "infrastructure",
+            "node",
+            "gpu-node12",
+        ),
+        (
+            [
+                "Traceback (most recent call last):",
+                '  File "/home/me/train.py", line 5, in <module>',
+                "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+            ],
+            "user_script",
+            None,
+            None,
+        ),
+        (
+            [
+                "Root Cause (first observed failure):",
+                "[0]:",
+                "  time      : 2026-01-01_00:00:00",
+                "  host      : gpu-a07",
+                "  rank      : 3 (local_rank: 3)",
+                "  exitcode  : -9 (pid: 1234)",
+                "  traceback : Signal 9 (SIGKILL) received by PID 1234",
+            ],
+            "other",
+            None,
+            "gpu-a07",
+        ),
+        (
+            [
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 79.15 GiB total capacity)"
+            ],
+            "user_script",
+            None,
+            None,
+        ),
+        (
+            ["RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution"],
+            "infrastructure",
+            "nvlink",
+            None,
+        ),
+    ],
+)
+def test_common_failures_beyond_the_dev_set(
+    tail: list[str], category: str, component: str | None, node: str | None
+) -> None:
+    """Typical failures of other clusters: node failure, GPU arch mismatch, torchrun kill summary, OOM, NVLink."""
+    d = diagnose_lines([*progress(20), *tail])
+    assert (d.category, d.infra_component) == (category, component)
+    if node is not None:
+        assert d.faulty_node == node
