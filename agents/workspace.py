@@ -1,0 +1,92 @@
+"""Read-only access to a job's working directory, confined to it.
+
+Users' code is read, never executed or written. Paths are resolved and must stay inside the
+root (no ``..``, no absolute paths, no symlink pointing outside); files over the size cap and
+binary files are refused; directory walks skip symlinked directories, hidden folders and
+virtual environments and stop at a file-count cap.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final
+
+from schedmate.agents.exceptions import AgentError
+
+__all__ = ["Workspace", "WorkspaceError"]
+
+_SKIP_DIRS: Final = frozenset(
+    {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", "env", ".mypy_cache", ".pytest_cache",
+     ".tox", "site-packages", "wandb", "outputs"}
+)  # fmt: skip
+TEXT_SUFFIXES: Final = (".py", ".yaml", ".yml", ".json", ".toml", ".sh", ".cfg", ".ini", ".txt", ".md")
+
+
+class WorkspaceError(AgentError):
+    """A path outside the job's working directory, or an unreadable file."""
+
+
+class Workspace:
+    """A confined, read-only view of ``root``."""
+
+    def __init__(self, root: Path, max_file_bytes: int = 1_000_000, max_files: int = 5_000) -> None:
+        try:
+            self.root = root.resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            raise WorkspaceError(f"working directory {root} does not exist or cannot be resolved") from exc
+        if not self.root.is_dir():
+            raise WorkspaceError(f"working directory {root} is not a directory")
+        self.max_file_bytes = max_file_bytes
+        self.max_files = max_files
+
+    def resolve(self, rel: str | Path) -> Path:
+        """The real path of ``rel`` inside the root; raises :class:`WorkspaceError` if it escapes."""
+        rel_path = Path(rel)
+        if rel_path.is_absolute():
+            raise WorkspaceError(f"{rel}: absolute paths are outside the job's working directory")
+        try:
+            real = (self.root / rel_path).resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            raise WorkspaceError(f"{rel}: no such file in the job's working directory") from exc
+        if real != self.root and self.root not in real.parents:
+            raise WorkspaceError(f"{rel}: resolves outside the job's working directory")
+        return real
+
+    def exists(self, rel: str | Path) -> bool:
+        """Whether ``rel`` is a readable file inside the root."""
+        try:
+            return self.resolve(rel).is_file()
+        except WorkspaceError:
+            return False
+
+    def read_text(self, rel: str | Path) -> str:
+        """Text of a file inside the root (refuses big and binary files)."""
+        path = self.resolve(rel)
+        if not path.is_file():
+            raise WorkspaceError(f"{rel}: not a regular file")
+        size = path.stat().st_size
+        if size > self.max_file_bytes:
+            raise WorkspaceError(f"{rel}: {size} bytes is over the {self.max_file_bytes}-byte limit")
+        with path.open("rb") as fh:
+            data = fh.read(self.max_file_bytes + 1)
+        if b"\x00" in data[:8192]:
+            raise WorkspaceError(f"{rel}: binary file")
+        return data.decode("utf-8", errors="replace")
+
+    def files(self, suffixes: tuple[str, ...] = TEXT_SUFFIXES) -> Iterator[str]:
+        """Relative paths of text files of interest (bounded walk, no symlinked dirs)."""
+        count = 0
+        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+            for name in sorted(filenames):
+                if not name.endswith(suffixes):
+                    continue
+                rel = os.path.relpath(os.path.join(dirpath, name), self.root)  # noqa: PTH118
+                if not self.exists(rel):
+                    continue  # a symlink pointing outside, or a broken one
+                yield rel
+                count += 1
+                if count >= self.max_files:
+                    return
