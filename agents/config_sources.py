@@ -1,0 +1,230 @@
+"""Hyper-parameters from code and configuration files, read statically (nothing is executed).
+
+Every value carries its provenance (file and line, or ``command``). Sources:
+
+- argparse: ``add_argument(...)`` calls found in a script's AST give flags, ``dest``,
+  defaults and types; the submitted argv is then parsed against an equivalent parser built
+  from literals only (no user code, no ``type=`` callables beyond int/float/str/bool).
+- Python config files (nanoGPT style): top-level ``name = <literal>`` assignments.
+- YAML / JSON / TOML files, flattened to dotted keys.
+- ``--key=value`` and Hydra/OmegaConf ``a.b=value`` overrides on the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import json
+import tomllib
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "ArgSpec",
+    "Value",
+    "argparse_specs",
+    "flatten",
+    "load_structured",
+    "parse_literal",
+    "parse_overrides",
+    "python_assignments",
+    "resolve_argparse",
+]
+
+
+@dataclass(frozen=True)
+class Value:
+    """A configuration value and where it came from."""
+
+    value: Any
+    source: str  # file path, or "command"
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One ``add_argument`` call, reduced to literals."""
+
+    flags: tuple[str, ...]
+    dest: str
+    default: Any
+    type: str | None  # int, float, str, bool or None
+    action: str | None
+    line: int
+    nargs: Any = None
+
+
+def parse_literal(text: str) -> Any:
+    """A command-line string as the value a config system would see (int, float, bool, None, list, str)."""
+    t = text.strip()
+    low = t.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null", "~"):
+        return None
+    try:
+        return ast.literal_eval(t)
+    except (ValueError, SyntaxError):
+        pass
+    with contextlib.suppress(yaml.YAMLError):
+        v = yaml.safe_load(t)
+        if isinstance(v, (int, float, list, dict)):
+            return v
+    return t
+
+
+def _literal(node: ast.AST | None) -> Any:
+    if node is None:
+        return None
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        if isinstance(node, ast.Name):
+            return {"int": "int", "float": "float", "str": "str", "bool": "bool"}.get(node.id)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            v = _literal(node.operand)
+            return -v if isinstance(v, (int, float)) else None
+        return None
+
+
+def argparse_specs(source: str) -> list[ArgSpec]:
+    """Every ``<anything>.add_argument(...)`` call with literal arguments."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    specs: list[ArgSpec] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr != "add_argument":
+            continue
+        flags = tuple(a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+        if not flags:
+            continue
+        kw = {k.arg: k.value for k in node.keywords if k.arg}
+        long = next((f for f in flags if f.startswith("--")), flags[0])
+        dest = _literal(kw.get("dest")) or long.lstrip("-").replace("-", "_")
+        typ = kw.get("type")
+        type_name = typ.id if isinstance(typ, ast.Name) and typ.id in ("int", "float", "str", "bool") else None
+        specs.append(
+            ArgSpec(
+                flags=flags,
+                dest=str(dest),
+                default=_literal(kw.get("default")),
+                type=type_name,
+                action=_literal(kw.get("action")),
+                line=node.lineno,
+                nargs=_literal(kw.get("nargs")),
+            )
+        )
+    return specs
+
+
+def resolve_argparse(specs: list[ArgSpec], argv: list[str], script: str) -> dict[str, Value]:
+    """Values of every argument for ``argv`` (defaults from the script, overrides from the command)."""
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
+    casts = {"int": int, "float": float, "str": str}
+    for s in specs:
+        kwargs: dict[str, Any] = {"dest": s.dest, "default": argparse.SUPPRESS}
+        if s.action in ("store_true", "store_false", "count", "append", "store_const"):
+            kwargs["action"] = s.action if s.action != "store_const" else "store_true"
+        else:
+            if s.type in casts:
+                kwargs["type"] = casts[s.type]
+            if s.nargs is not None:
+                kwargs["nargs"] = s.nargs
+        with contextlib.suppress(argparse.ArgumentError, ValueError, TypeError):
+            parser.add_argument(*s.flags, **kwargs)
+    try:
+        parsed, _ = parser.parse_known_args(argv)
+    except (argparse.ArgumentError, SystemExit):
+        parsed = argparse.Namespace()
+    out: dict[str, Value] = {}
+    for s in specs:
+        default = s.default
+        if s.action == "store_true" and default is None:
+            default = False
+        if s.action == "store_false" and default is None:
+            default = True
+        out[s.dest] = Value(default, script, s.line)
+    for k, v in vars(parsed).items():
+        out[k] = Value(v, "command")
+    return out
+
+
+def python_assignments(source: str, path: str) -> dict[str, Value]:
+    """Top-level ``name = <literal>`` assignments of a Python file (later ones win)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    out: dict[str, Value] = {}
+    for node in tree.body:
+        targets: list[ast.expr] = []
+        value: ast.AST | None = None
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        for t in targets:
+            if isinstance(t, ast.Name):
+                v = _literal(value)
+                if v is not None or (isinstance(value, ast.Constant) and value.value is None):
+                    out[t.id] = Value(v, path, node.lineno)
+    return out
+
+
+def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested mappings as dotted keys."""
+    if not isinstance(data, dict):
+        return {prefix: data} if prefix else {}
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, dict) and v:
+            out.update(flatten(v, key))
+        else:
+            out[key] = v
+    return out
+
+
+def _line_of(text: str, key: str) -> int | None:
+    leaf = key.rsplit(".", 1)[-1]
+    for i, line in enumerate(text.splitlines(), start=1):
+        stripped = line.lstrip().lstrip("{").lstrip()
+        if stripped.startswith((f"{leaf}:", f'"{leaf}"', f"'{leaf}'", f"{leaf} =", f"{leaf}=")):
+            return i
+    return None
+
+
+def load_structured(text: str, path: str) -> dict[str, Value]:
+    """A YAML, JSON or TOML file flattened to dotted keys, each with its line."""
+    try:
+        if path.endswith(".json"):
+            data = json.loads(text)
+        elif path.endswith(".toml"):
+            data = tomllib.loads(text)
+        else:
+            data = yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError, tomllib.TOMLDecodeError):
+        return {}
+    return {k: Value(v, path, _line_of(text, k)) for k, v in flatten(data).items()}
+
+
+def parse_overrides(args: list[str]) -> dict[str, Value]:
+    """``--key=value``, ``--key value`` pairs are argparse's business; this reads ``key=value`` and
+    ``--key=value`` words (Hydra / OmegaConf / nanoGPT configurator style)."""
+    out: dict[str, Value] = {}
+    for a in args:
+        if "=" not in a:
+            continue
+        key, _, raw = a.partition("=")
+        key = key.lstrip("+~").lstrip("-")
+        if not key or not all(part.replace("_", "").replace("-", "").isalnum() for part in key.split(".")):
+            continue
+        out[key] = Value(parse_literal(raw), "command")
+    return out
