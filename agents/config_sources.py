@@ -16,9 +16,10 @@ import argparse
 import ast
 import contextlib
 import json
+import operator
 import tomllib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import yaml
 
@@ -156,8 +157,28 @@ def resolve_argparse(specs: list[ArgSpec], argv: list[str], script: str) -> dict
     return out
 
 
-def python_assignments(source: str, path: str) -> dict[str, Value]:
-    """Top-level ``name = <literal>`` assignments of a Python file (later ones win)."""
+_OPS: Final = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+               ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow}  # fmt: skip
+
+
+_NOT_CONSTANT: Final = (ValueError, TypeError, SyntaxError, ZeroDivisionError, OverflowError, RecursionError)
+
+
+def _arithmetic(node: ast.AST) -> Any:
+    """A literal or constant arithmetic expression (5 * 8, 6e-4 / 10); anything else raises ValueError."""
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+        left, right = _arithmetic(node.left), _arithmetic(node.right)
+        if isinstance(left, (int, float)) and isinstance(right, (int, float)) and abs(right) < 1e6:
+            return _OPS[type(node.op)](left, right)
+        raise ValueError("not arithmetic")
+    return ast.literal_eval(node)
+
+
+def python_assignments(source: str, path: str, arithmetic: bool = False) -> dict[str, Value]:
+    """Top-level ``name = <literal>`` assignments of a Python file (later ones win).
+
+    With ``arithmetic``, constant arithmetic (``5 * 8``) is evaluated too; nothing else is.
+    """
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -171,10 +192,17 @@ def python_assignments(source: str, path: str) -> dict[str, Value]:
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
             targets, value = [node.target], node.value
         for t in targets:
-            if isinstance(t, ast.Name):
-                v = _literal(value)
-                if v is not None or (isinstance(value, ast.Constant) and value.value is None):
-                    out[t.id] = Value(v, path, node.lineno)
+            if not isinstance(t, ast.Name) or value is None:
+                continue
+            if arithmetic:
+                with contextlib.suppress(
+                    ValueError, TypeError, SyntaxError, ZeroDivisionError, OverflowError, RecursionError
+                ):
+                    out[t.id] = Value(_arithmetic(value), path, node.lineno)
+                continue
+            v = _literal(value)
+            if v is not None or (isinstance(value, ast.Constant) and value.value is None):
+                out[t.id] = Value(v, path, node.lineno)
     return out
 
 

@@ -9,8 +9,6 @@ groups, DeepSpeed JSON) and ``key=value`` overrides; then maps the merged settin
 
 from __future__ import annotations
 
-import ast
-import operator
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +22,7 @@ from schedmate.agents.config_sources import (
     flatten,
     load_structured,
     parse_overrides,
+    python_assignments,
     resolve_argparse,
 )
 from schedmate.agents.launch import Launch, parse_command
@@ -33,33 +32,6 @@ from schedmate.schemas.jobs_metadata import FieldSource, WorkloadMetadata
 __all__ = ["Extraction", "extract_metadata"]
 
 _CONFIG_FLAGS: Final = ("-c", "--config", "--config_file", "--config-file", "--cfg", "--config-path")
-_OPS: Final = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-               ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow}  # fmt: skip
-
-
-def _const(node: ast.AST) -> Any:
-    """A literal or constant arithmetic expression (5 * 8, 6e-4 / 10); anything else raises ValueError."""
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-        left, right = _const(node.left), _const(node.right)
-        if isinstance(left, (int, float)) and isinstance(right, (int, float)) and abs(right) < 1e6:
-            return _OPS[type(node.op)](left, right)
-        raise ValueError("not arithmetic")
-    return ast.literal_eval(node)
-
-
-def _assignments(source: str, path: str) -> dict[str, Value]:
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return {}
-    out: dict[str, Value] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            try:
-                out[node.targets[0].id] = Value(_const(node.value), path, node.lineno)
-            except (ValueError, TypeError, SyntaxError, ZeroDivisionError, OverflowError, RecursionError):
-                continue
-    return out
 
 
 @dataclass
@@ -85,10 +57,6 @@ class Extraction:
         return None
 
 
-def _merge(ex: Extraction, values: dict[str, Value]) -> None:
-    ex.values.update(values)
-
-
 def _read(ws: Workspace, rel: str) -> str | None:
     try:
         return ws.read_text(rel)
@@ -102,8 +70,7 @@ def _hydra(ws: Workspace, ex: Extraction, code: str, overrides: dict[str, Value]
         return
     args = dict(re.findall(r"(\w+)\s*=\s*['\"]([^'\"]+)['\"]", m.group(1)))
     script_dir = Path(ex.launch.script or ".").parent
-    base = (script_dir / args.get("config_path", "configs")).as_posix()
-    base = str(Path(base).resolve().relative_to(Path().resolve())) if False else _norm(base)
+    base = _norm((script_dir / args.get("config_path", "configs")).as_posix())
     name = args.get("config_name", "config")
 
     def load(rel: str) -> tuple[dict[str, Any], list[Any], bool, str]:
@@ -157,7 +124,7 @@ def _hydra(ws: Workspace, ex: Extraction, code: str, overrides: dict[str, Value]
         for k, v in flatten(data).items():
             composed[k] = Value(v, path)
     ex.sources.append(root_path)
-    _merge(ex, composed)
+    ex.values.update(composed)
 
 
 def _norm(p: str) -> str:
@@ -180,16 +147,16 @@ def _collect(ws: Workspace, launch: Launch) -> Extraction:
     if launch.launcher == "llamafactory-cli" and script.endswith((".yaml", ".yml", ".json")):
         text = _read(ws, script)
         if text:
-            _merge(ex, load_structured(text, script))
+            ex.values.update(load_structured(text, script))
             ex.sources.append(script)
-        _merge(ex, overrides)
+        ex.values.update(overrides)
     elif script.endswith(".py"):
         code = _read(ws, script) or ""
         ex.code = code
-        _merge(ex, _assignments(code, script))
+        ex.values.update(python_assignments(code, script, arithmetic=True))
         specs = argparse_specs(code)
         if specs:
-            _merge(ex, resolve_argparse(specs, launch.args, script))
+            ex.values.update(resolve_argparse(specs, launch.args, script))
         for i, a in enumerate(launch.args):  # config files named on the command line
             path = None
             if a in _CONFIG_FLAGS and i + 1 < len(launch.args):
@@ -202,15 +169,17 @@ def _collect(ws: Workspace, launch: Launch) -> Extraction:
             if text is None:
                 continue
             ex.sources.append(path)
-            _merge(ex, _assignments(text, path) if path.endswith(".py") else load_structured(text, path))
+            ex.values.update(
+                python_assignments(text, path, arithmetic=True) if path.endswith(".py") else load_structured(text, path)
+            )
         _hydra(ws, ex, code, overrides)
-        _merge(ex, {k: v for k, v in overrides.items() if not k.startswith(("config", "c"))} if overrides else {})
+        ex.values.update({k: v for k, v in overrides.items() if not k.startswith(("config", "c"))} if overrides else {})
         ex.per_rank_accum_divided = bool(re.search(r"gradient_accumulation_steps\s*//=\s*\w*world_size", code))
     ds = ex.get("deepspeed")
     if ds is not None and isinstance(ds.value, str):
         text = _read(ws, ds.value)
         if text:
-            _merge(ex, {f"deepspeed.{k}": v for k, v in load_structured(text, ds.value).items()})
+            ex.values.update({f"deepspeed.{k}": v for k, v in load_structured(text, ds.value).items()})
     return ex
 
 

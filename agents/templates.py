@@ -252,8 +252,3 @@ class TemplateClassifier:
         if self._store is not None and rows:
             self._store.add_templates(rows)
         return credited
-
-    def decision(self, key: str) -> tuple[str, str] | None:
-        """(class, path) already decided for a template key, if any."""
-        cls = self._by_key.get(key)
-        return None if cls is None else (cls, "cache")

@@ -98,7 +98,7 @@ class TrackRuntime:
                 self.dead += 1
                 await send_dead_letter(self.sa, msg, str(exc), type(exc).__name__, agent="track")
                 continue
-            job = self._job(chunk.job_id, msg.partition)
+            job = self.job_state(chunk.job_id, msg.partition)
             done = job.done.get(chunk.source, 0)
             if chunk.lines and chunk.last_line <= done:
                 job.duplicates += 1
@@ -180,16 +180,13 @@ class TrackRuntime:
         if partition not in self._restored:
             self._restored[partition] = await self.state.states(partition)
 
-    def job_state(self, job_id: str, partition: int) -> _JobWindow:
-        """The job's window and bookkeeping (restored from track.state when first seen here)."""
-        return self._job(job_id, partition)
-
     async def persist(self, job_id: str) -> None:
         """Write one job's state now (and wait for the broker)."""
         job = self.jobs[job_id]
         await self.state.put_many(job.partition, {job_id: self._state_of(job_id)})
 
-    def _job(self, job_id: str, partition: int) -> _JobWindow:
+    def job_state(self, job_id: str, partition: int) -> _JobWindow:
+        """The job's window and bookkeeping (restored from track.state when first seen here)."""
         job = self.jobs.get(job_id)
         if job is not None:
             return job
