@@ -173,7 +173,8 @@ def _collect(ws: Workspace, launch: Launch) -> Extraction:
                 python_assignments(text, path, arithmetic=True) if path.endswith(".py") else load_structured(text, path)
             )
         _hydra(ws, ex, code, overrides)
-        ex.values.update({k: v for k, v in overrides.items() if not k.startswith(("config", "c"))} if overrides else {})
+        config_keys = {f.lstrip("-").replace("-", "_") for f in _CONFIG_FLAGS} | {"config-file", "config-path"}
+        ex.values.update({k: v for k, v in overrides.items() if k not in config_keys})
         ex.per_rank_accum_divided = bool(re.search(r"gradient_accumulation_steps\s*//=\s*\w*world_size", code))
     ds = ex.get("deepspeed")
     if ds is not None and isinstance(ds.value, str):

@@ -49,3 +49,19 @@ def test_yaml_llamafactory_style_with_overrides_and_deepspeed(tmp_path: Path) ->
         4000,
     )
     assert md.framework[:2] == ["LLaMA-Factory", "HF Trainer"] and "DeepSpeed" in md.framework
+
+
+def test_overrides_starting_with_c_are_kept(tmp_path: Path) -> None:
+    """Only config-file arguments are set aside; other key=value overrides (even ones starting with c) apply."""
+    from schedmate.agents.launch import parse_command  # noqa: PLC0415
+    from schedmate.agents.metadata import _collect  # noqa: PLC0415
+    from schedmate.agents.workspace import Workspace  # noqa: PLC0415
+
+    (tmp_path / "train.py").write_text("batch_size = 8\ncompile = True\n")
+    (tmp_path / "cfg.py").write_text("batch_size = 16\n")
+    ex = _collect(
+        Workspace(tmp_path), parse_command("python train.py cfg.py --batch_size=32 --compile=False --config=x.py")
+    )
+    assert ex.values["batch_size"].value == 32
+    assert (ex.values["compile"].value, ex.values["compile"].source) == (False, "command")
+    assert "config" not in ex.values
