@@ -27,6 +27,7 @@ __all__ = [
     "ArgSpec",
     "Value",
     "argparse_specs",
+    "flag_values",
     "flatten",
     "load_structured",
     "parse_literal",
@@ -171,6 +172,8 @@ def _arithmetic(node: ast.AST) -> Any:
         if isinstance(left, (int, float)) and isinstance(right, (int, float)) and abs(right) < 1e6:
             return _OPS[type(node.op)](left, right)
         raise ValueError("not arithmetic")
+    if isinstance(node, ast.IfExp):  # `a if <capability test> else b`: the preferred branch
+        return _arithmetic(node.body)
     return ast.literal_eval(node)
 
 
@@ -241,6 +244,23 @@ def load_structured(text: str, path: str) -> dict[str, Value]:
     except (ValueError, yaml.YAMLError, tomllib.TOMLDecodeError):
         return {}
     return {k: Value(v, path, _line_of(text, k)) for k, v in flatten(data).items()}
+
+
+def flag_values(args: list[str]) -> dict[str, Value]:
+    """``--key value`` and bare ``--flag`` words (HfArgumentParser style, no parser at hand)."""
+    out: dict[str, Value] = {}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a.startswith("--") and "=" not in a and len(a) > 2:
+            key = a[2:].replace("-", "_")
+            if i + 1 < len(args) and not args[i + 1].startswith("--"):
+                out[key] = Value(parse_literal(args[i + 1]), "command")
+                i += 2
+                continue
+            out[key] = Value(True, "command")
+        i += 1
+    return out
 
 
 def parse_overrides(args: list[str]) -> dict[str, Value]:

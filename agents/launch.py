@@ -196,8 +196,10 @@ def parse_command(command: str | list[str]) -> Launch:
         elif exe.endswith(".sh"):
             launch.launcher, launch.script, launch.args = "bash", cmd[0], cmd[1:]
         else:
-            launch.launcher, launch.script, launch.args = exe, (cmd[2] if exe == "llamafactory-cli" and len(cmd) > 2
-                                                                else None), cmd[1:]  # fmt: skip
-            if exe == "llamafactory-cli":
-                launch.args = cmd[3:]
+            launch.launcher, launch.script, launch.args = exe, None, cmd[1:]
+            if exe == "llamafactory-cli":  # llamafactory-cli train [config.yaml] [key=value | --key value ...]
+                rest = cmd[2:]
+                if rest and not rest[0].startswith("-") and "=" not in rest[0]:
+                    launch.script, rest = rest[0], rest[1:]
+                launch.args = rest
     return launch

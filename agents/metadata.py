@@ -9,6 +9,8 @@ groups, DeepSpeed JSON) and ``key=value`` overrides; then maps the merged settin
 
 from __future__ import annotations
 
+import ast
+import builtins
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +21,7 @@ import yaml
 from schedmate.agents.config_sources import (
     Value,
     argparse_specs,
+    flag_values,
     flatten,
     load_structured,
     parse_overrides,
@@ -26,6 +29,15 @@ from schedmate.agents.config_sources import (
     resolve_argparse,
 )
 from schedmate.agents.launch import Launch, parse_command
+from schedmate.agents.param_count import ParamCounter, namespace
+from schedmate.agents.workload_identity import (
+    ModelClass,
+    canonical_dataset,
+    find_class,
+    model_type_of,
+    readme_title,
+    task_of,
+)
 from schedmate.agents.workspace import Workspace, WorkspaceError
 from schedmate.schemas.jobs_metadata import FieldSource, WorkloadMetadata
 
@@ -47,11 +59,16 @@ class Extraction:
 
     def get(self, *keys: str) -> Value | None:
         """The value of the first key that is set (exact dotted key, then leaf name)."""
+        found = self.find(*keys)
+        return found[1] if found else None
+
+    def find(self, *keys: str) -> tuple[str, Value] | None:
+        """The (key, value) of the first key that is set (exact dotted key, then leaf name)."""
         for k in keys:
             if k in self.values and self.values[k].value is not None:
-                return self.values[k]
+                return k, self.values[k]
         for k in keys:
-            hits = [v for key, v in self.values.items() if key.rsplit(".", 1)[-1] == k and v.value is not None]
+            hits = [(key, v) for key, v in self.values.items() if key.rsplit(".", 1)[-1] == k and v.value is not None]
             if hits:
                 return hits[-1]
         return None
@@ -71,7 +88,7 @@ def _hydra(ws: Workspace, ex: Extraction, code: str, overrides: dict[str, Value]
     args = dict(re.findall(r"(\w+)\s*=\s*['\"]([^'\"]+)['\"]", m.group(1)))
     script_dir = Path(ex.launch.script or ".").parent
     base = _norm((script_dir / args.get("config_path", "configs")).as_posix())
-    name = args.get("config_name", "config")
+    name = args.get("config_name", "config").removesuffix(".yaml")
 
     def load(rel: str) -> tuple[dict[str, Any], list[Any], bool, str]:
         text = _read(ws, f"{base}/{rel}.yaml") or ""
@@ -144,11 +161,12 @@ def _collect(ws: Workspace, launch: Launch) -> Extraction:
     ex = Extraction(launch=launch)
     overrides = parse_overrides(launch.args)
     script = launch.script or ""
-    if launch.launcher == "llamafactory-cli" and script.endswith((".yaml", ".yml", ".json")):
-        text = _read(ws, script)
+    if launch.launcher == "llamafactory-cli":
+        text = _read(ws, script) if script.endswith((".yaml", ".yml", ".json")) else None
         if text:
             ex.values.update(load_structured(text, script))
             ex.sources.append(script)
+        ex.values.update(flag_values(launch.args))
         ex.values.update(overrides)
     elif script.endswith(".py"):
         code = _read(ws, script) or ""
@@ -176,6 +194,11 @@ def _collect(ws: Workspace, launch: Launch) -> Extraction:
         config_keys = {f.lstrip("-").replace("-", "_") for f in _CONFIG_FLAGS} | {"config-file", "config-path"}
         ex.values.update({k: v for k, v in overrides.items() if k not in config_keys})
         ex.per_rank_accum_divided = bool(re.search(r"gradient_accumulation_steps\s*//=\s*\w*world_size", code))
+    for key in ("data._target_", "datamodule._target_"):  # a data module that splits the batch across ranks
+        v = ex.values.get(key)
+        if v is not None and isinstance(v.value, str) and "." in v.value:
+            text = _read(ws, v.value.rpartition(".")[0].replace(".", "/") + ".py") or ""
+            ex.batch_divided_by_world |= bool(re.search(r"batch_size\s*//\s*[\w.]*world_size", text))
     ds = ex.get("deepspeed")
     if ds is not None and isinstance(ds.value, str):
         text = _read(ws, ds.value)
@@ -189,9 +212,18 @@ def _from_bash(ws: Workspace, launch: Launch) -> Launch:
         return launch
     text = _read(ws, launch.script) or ""
     joined = re.sub(r"\\\n", " ", text)
+    variables: dict[str, str] = {f"{i}": a for i, a in enumerate(launch.args, start=1)}
     for line in joined.splitlines():
         s = line.strip()
         if not s or s.startswith("#"):
+            continue
+        s = re.sub(
+            r"\$\{(\w+)(?::-([^}]*))?\}|\$(\w+)",
+            lambda m: variables.get(m.group(1) or m.group(3), m.group(2) or m.group(0)),
+            s,
+        )
+        if m := re.fullmatch(r"(?:export\s+)?(\w+)=(\S*)", s):
+            variables[m.group(1)] = m.group(2).strip("'\"")
             continue
         inner = parse_command(s)
         if inner.launcher in ("python", "torchrun", "deepspeed", "accelerate", "llamafactory-cli", "mpirun", "srun"):
@@ -208,15 +240,187 @@ def _params_from_name(name: str) -> float | None:
     return n * 1000 if m.group(2) == "B" else n
 
 
-def _gpt_params(ex: Extraction) -> float | None:
+def _gpt_params(ex: Extraction, *, char_level: bool = False) -> float | None:
     n_layer, d = ex.get("n_layer"), ex.get("n_embd")
     if n_layer is None or d is None:
         return None
-    vocab = 50304
+    vocab = 256 if char_level else 50304  # a character vocabulary is built from the text (< 256 symbols)
     layers, width = int(n_layer.value), int(d.value)
     block = ex.get("block_size")
     pos = int(block.value) * width if block is not None else 0
     return round((12 * layers * width * width + vocab * width + pos) / 1e6, 1)
+
+
+@dataclass
+class _Identity:
+    model_name: str | None = None
+    model_type: str | None = None
+    task: str | None = None
+    params_millions: float | None = None
+    dataset: str | None = None
+
+
+_SCRATCH: Final = ("scratch", "resume", "none", "")
+# Sizes of well-known checkpoints whose names do not carry them (millions of parameters).
+_KNOWN_SIZES: Final = {"gpt2": 124.4, "gpt2-medium": 354.8, "gpt2-large": 774.0, "gpt2-xl": 1557.6,
+                       "bert-base": 110.0, "bert-large": 340.0, "roberta-base": 125.0, "roberta-large": 355.0,
+                       "distilbert": 66.0, "t5-small": 60.5, "t5-base": 223.0, "t5-large": 738.0,
+                       "vit-base": 86.0, "vit-large": 304.0}  # fmt: skip
+_MODEL_VAR: Final = re.compile(r"^\s*(?P<var>\w*(?i:model|net|generator|_g)\w*)\s*=\s*(?P<cls>[A-Z]\w*)\(", re.M)
+
+
+def _pretrained(ex: Extraction) -> tuple[str, Value] | None:
+    for key in ("model_name_or_path", "pretrained_model_name_or_path", "model_name", "base_model", "init_from",
+                "model.pretrained_model_name_or_path"):  # fmt: skip
+        found = ex.find(key)
+        if found is not None and isinstance(found[1].value, str) and found[1].value.strip().lower() not in _SCRATCH:
+            return found
+    m = re.search(r"from_pretrained\(\s*['\"]([\w./-]+)['\"]", ex.code)
+    if m:
+        return "from_pretrained", Value(m.group(1), ex.launch.script or "", ex.code[: m.start()].count("\n") + 1)
+    return None
+
+
+def _known_size(name: str) -> float | None:
+    low = name.lower().rsplit("/", 1)[-1]
+    for key in sorted(_KNOWN_SIZES, key=len, reverse=True):
+        if (
+            low == key
+            or low.startswith((f"{key}-", f"{key}_"))
+            or (low.startswith(key) and key.endswith(("-base", "-large")))
+        ):
+            return _KNOWN_SIZES[key]
+    return None
+
+
+def _model_call(ex: Extraction) -> tuple[str, ast.Call] | None:
+    """The constructor call that builds the model in the entry script (``model = UNet(...)``)."""
+    for m in _MODEL_VAR.finditer(ex.code):
+        try:
+            tree = ast.parse(ex.code)
+        except SyntaxError:
+            return None
+        line = ex.code[: m.start("cls")].count("\n") + 1
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and node.lineno == line and getattr(node.func, "id", None) == m.group("cls"):
+                return m.group("cls"), node
+    return None
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _gpt_shape(ex: Extraction) -> str | None:
+    parts = [(ex.get(k), s) for k, s in (("n_layer", "L"), ("n_head", "H"), ("n_embd", "d"))]
+    if all(v is not None for v, _ in parts):
+        return "/".join(f"{v.value}{s}" for v, s in parts if v is not None)
+    return None
+
+
+def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource]) -> _Identity:
+    ident = _Identity()
+    script = ex.launch.script or ""
+    found_pretrained = _pretrained(ex)
+    pretrained = found_pretrained[1] if found_pretrained else None
+    title = readme_title(ws)
+    counter = ParamCounter(ws)
+    mc: ModelClass | None = None
+    count: int | None = None
+    call = _model_call(ex) if script.endswith(".py") else None
+    found_target = ex.find("model.net._target_", "model._target_", "net._target_")
+    target = found_target[1] if found_target else None
+    if found_target is not None and target is not None and isinstance(target.value, str) and "." in target.value:
+        module, _, cls = target.value.rpartition(".")
+        file = f"{module.replace('.', '/')}.py"
+        if ws.exists(file):
+            mc = find_class(ws, cls, ws.read_text(file), file)
+            prefix = found_target[0].rsplit(".", 1)[0] if "." in found_target[0] else ""
+            kwargs = {
+                k[len(prefix) + 1 :]: v.value
+                for k, v in ex.values.items()
+                if prefix
+                and k.startswith(prefix + ".")
+                and "." not in k[len(prefix) + 1 :]
+                and not k.endswith("_target_")
+            }
+            count = counter.count_class(file, cls, kwargs)
+            sizes = [str(v) for k, v in kwargs.items() if isinstance(v, int) and not isinstance(v, bool)]
+            ident.model_name = f"{cls} ({'-'.join(sizes)})" if sizes else cls
+            prov["model_name"] = FieldSource(file=target.source, line=target.line)
+    elif call is not None:
+        cls, node = call
+        mc = find_class(ws, cls, ex.code, script)
+        env: dict[str, Any] = {}
+        ns = namespace({k: v.value for k, v in ex.values.items()})
+        for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - set(dir(builtins)):
+            env.setdefault(name, ns)  # `args.classes`, `hps.data.hop_length`, `cfg.model`: the merged settings
+        module_env = counter.module_env(script)
+        env = {k: v for k, v in env.items() if k not in module_env}
+        count = counter.count_call(node, env, script)
+        prov["model_name"] = FieldSource(file=script, line=node.lineno)
+        ident.model_name = cls
+    if pretrained is not None:
+        name = str(pretrained.value)
+        suffix = ""
+        ft = ex.get("finetuning_type")
+        if (ft is not None and ft.value == "lora") or ex.get("lora_rank", "lora_r") is not None:
+            suffix = " + LoRA"
+        elif ft is not None and ft.value == "full":
+            suffix = " (full fine-tune)"
+        ident.model_name = (
+            name.rsplit("/", 1)[-1]
+            + suffix
+            + (" (pretrained)" if found_pretrained and found_pretrained[0] == "init_from" else "")
+        )
+        prov["model_name"] = FieldSource(file=pretrained.source, line=pretrained.line,
+                                         path="command" if pretrained.source == "command" else "static")  # fmt: skip
+    family = title.split(":")[0].strip() if title and len(title.split(":")[0]) <= 24 else ""
+    if pretrained is None and ident.model_name:
+        details = [ident.model_name]
+        if family and model_type_of([family], None) and _squash(family) not in _squash(ident.model_name):
+            details.insert(0, family)  # the README names the architecture (VITS, nanoGPT, U-Net, ...)
+        if shape := _gpt_shape(ex):
+            details.append(shape)
+        if len(details) > 1:
+            ident.model_name = f"{details[0]} ({', '.join(details[1:])})"
+    names = [str(pretrained.value) if pretrained else "", ident.model_name or "", mc.name if mc else ""]
+    ident.model_type = model_type_of(names, mc) or model_type_of([family], None)
+    # dataset
+    for key in ("dataset", "dataset_name", "data.dataset", "data_name", "data.name", "data._target_",
+                "data.training_files", "training_files", "train_files", "data_path", "data_dir"):  # fmt: skip
+        v = ex.get(key)
+        if v is None or not isinstance(v.value, str) or "${" in v.value:
+            continue
+        canon = canonical_dataset(v.value)
+        if canon is None and key.endswith(("_target_", "_files", "_path", "_dir")):
+            continue
+        ident.dataset = canon or v.value.replace(",", " + ")
+        prov["dataset"] = FieldSource(file=v.source, line=v.line, path="command" if v.source == "command" else "static")
+        break
+    if ident.dataset is None:
+        canon = canonical_dataset(ex.code) or canonical_dataset(title)
+        if canon:
+            ident.dataset = canon
+            prov["dataset"] = FieldSource(file=script or "README.md")
+    # parameters
+    if pretrained is not None:
+        ident.params_millions = _params_from_name(str(pretrained.value)) or _known_size(str(pretrained.value))
+    if ident.params_millions is None and ex.get("n_layer") is not None:
+        ident.params_millions = _gpt_params(ex, char_level="char" in (ident.dataset or "").lower())
+    if ident.params_millions is None and count:
+        ident.params_millions = round(count / 1e6, 3 if count < 1e6 else 1)
+    if ident.params_millions is not None:
+        prov["params_millions"] = prov.get("model_name", FieldSource(file=script))
+    stage = ex.get("stage")
+    ident.task = task_of(
+        ident.model_type,
+        code=ex.code,
+        hints=f"{title} {ident.dataset or ''} {ident.model_name or ''}",
+        pretrained=pretrained is not None,
+        stage=str(stage.value) if stage is not None else None,
+    )
+    return ident
 
 
 def extract_metadata(workdir: Path, command: str) -> WorkloadMetadata:
@@ -310,24 +514,13 @@ def extract_metadata(workdir: Path, command: str) -> WorkloadMetadata:
         fw.append("PyTorch")
         if re.search(r"from transformers import|import transformers", code):
             fw.append("HF Transformers")
-    model_name = take("model_name", "model_name_or_path", "model_name", "init_from", "model.net._target_")
-    dataset = take("dataset", "dataset", "dataset_name", "data.dataset")
-    task = None
-    stage_v = str((ex.get("stage") or Value(None, "")).value)
-    if stage_v == "sft":
-        task = "instruction_finetuning"
-    elif stage_v == "dpo":
-        task = "preference_optimization_dpo"
-    elif stage_v == "pt":
-        task = "language_modeling"
-    params = _params_from_name(str(model_name)) if model_name else None
-    if params is None:
-        params = _gpt_params(ex)
+    ident = _identify(ws, ex, prov)
     return WorkloadMetadata(
-        model_name=None if model_name is None else str(model_name),
-        task=task,
-        params_millions=params,
-        dataset=None if dataset is None else str(dataset),
+        model_name=ident.model_name,
+        model_type=ident.model_type,
+        task=ident.task,
+        params_millions=ident.params_millions,
+        dataset=ident.dataset,
         batch_size_per_device=bs if isinstance(bs, int) else None,
         global_batch_size=global_bs,
         epochs=float(epochs) if isinstance(epochs, (int, float)) and max_steps is None else None,
