@@ -423,11 +423,11 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource]) -> _I
     return ident
 
 
-def extract_metadata(workdir: Path, command: str) -> WorkloadMetadata:
-    """The static pass over ``workdir`` for ``command``."""
-    root = Workspace(workdir)
+def extract_metadata(workdir: Path, command: str, reads: dict[str, str] | None = None) -> WorkloadMetadata:
+    """The static pass over ``workdir`` for ``command``; ``reads`` collects real path → sha1 of every file read."""
+    root = Workspace(workdir, reads=reads)
     launch = parse_command(command)
-    ws = Workspace(root.resolve(launch.cwd)) if launch.cwd != "." else root
+    ws = root.sub(launch.cwd) if launch.cwd != "." else root
     launch = _from_bash(ws, launch)
     ex = _collect(ws, launch)
     prov: dict[str, FieldSource] = {}

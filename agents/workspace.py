@@ -8,6 +8,7 @@ virtual environments and stop at a file-count cap.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +32,9 @@ class WorkspaceError(AgentError):
 class Workspace:
     """A confined, read-only view of ``root``."""
 
-    def __init__(self, root: Path, max_file_bytes: int = 1_000_000, max_files: int = 5_000) -> None:
+    def __init__(
+        self, root: Path, max_file_bytes: int = 1_000_000, max_files: int = 5_000, reads: dict[str, str] | None = None
+    ) -> None:
         try:
             self.root = root.resolve(strict=True)
         except (OSError, RuntimeError) as exc:
@@ -40,6 +43,7 @@ class Workspace:
             raise WorkspaceError(f"working directory {root} is not a directory")
         self.max_file_bytes = max_file_bytes
         self.max_files = max_files
+        self.reads = reads if reads is not None else {}  # real path → sha1 of every file read (version manager)
 
     def resolve(self, rel: str | Path) -> Path:
         """The real path of ``rel`` inside the root; raises :class:`WorkspaceError` if it escapes."""
@@ -73,7 +77,12 @@ class Workspace:
             data = fh.read(self.max_file_bytes + 1)
         if b"\x00" in data[:8192]:
             raise WorkspaceError(f"{rel}: binary file")
+        self.reads[str(path)] = hashlib.sha1(data, usedforsecurity=False).hexdigest()
         return data.decode("utf-8", errors="replace")
+
+    def sub(self, rel: str) -> Workspace:
+        """A workspace for a folder inside this one, recording reads in the same place."""
+        return Workspace(self.resolve(rel), self.max_file_bytes, self.max_files, self.reads)
 
     def files(self, suffixes: tuple[str, ...] = TEXT_SUFFIXES) -> Iterator[str]:
         """Relative paths of text files of interest (bounded walk, no symlinked dirs)."""

@@ -35,6 +35,8 @@ app.add_typer(llm_app, name="llm")
 app.add_typer(logs_app, name="logs")
 app.add_typer(schemas_app, name="schemas")
 app.add_typer(bench_app, name="bench")
+history_app = typer.Typer(help="The job history estimates learn from.", no_args_is_help=True)
+app.add_typer(history_app, name="history")
 
 
 def _settings(quiet: bool = False) -> Settings:
@@ -342,6 +344,113 @@ def demo(
         _fail(exc)
 
 
+# -- scheduling advisor -----------------------------------------------------------------------
+
+
+def _advisor(s: Settings) -> Any:
+    from schedmate.agents.advisor import FACETS, Advisor  # noqa: PLC0415
+    from schedmate.agents.embeddings import Embedder  # noqa: PLC0415
+    from schedmate.agents.history import History  # noqa: PLC0415
+    from schedmate.agents.versions import VersionCache  # noqa: PLC0415
+
+    embedder = Embedder(s.embedding_model, s.embedding_backend)
+    history = History(s.store_dir, dim=FACETS * embedder.dim)
+    versions = VersionCache(s.data_dir / "advisor" / "versions.jsonl")
+    return Advisor(history, embedder, versions, k=s.advise_top_k, threshold=s.advise_threshold)
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def advise(
+    ctx: typer.Context,
+    workdir: Annotated[Path, typer.Option(help="The job's working directory (read, never run or written).")] = Path(),
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    user: Annotated[str, typer.Option(help="Submitting user (default: $USER).")] = "",
+    name: Annotated[str, typer.Option(help="Job name, as the scheduler knows it.")] = "",
+    gpus: Annotated[int, typer.Option(help="GPUs requested, as the scheduler knows it.")] = 0,
+    cluster: Annotated[str, typer.Option(help="Cluster or virtual cluster.")] = "",
+    job_id: Annotated[str | None, typer.Option(help="Job id (default: a fresh one).")] = None,
+    record: Annotated[bool, typer.Option(help="Add the submission to the history (as a pending job).")] = False,
+) -> None:
+    """Metadata and a duration/GPU estimate for `-- CMD...` run from WORKDIR, as the advise agent computes them."""
+    from schedmate.connectors.runner import new_job_id  # noqa: PLC0415
+    from schedmate.schemas.jobs_submitted import JobSubmitted  # noqa: PLC0415
+
+    if not ctx.args:
+        _fail(ConfigError("give the job's command after `--`, e.g. schedmate advise --workdir . -- python train.py"))
+    s = _settings(quiet=True)
+    try:
+        advisor = _advisor(s)
+        sub = JobSubmitted(job_id=job_id or new_job_id("advise"), user=user or os.environ.get("USER", ""), name=name,
+                           command=list(ctx.args), workdir=str(workdir), num_gpus=gpus, cluster=cluster)  # fmt: skip
+        advisor.warm_up()  # model load and history views: process start-up, not advisor latency
+        out = advisor.advise(sub, record=record).as_dict()
+    except SchedMateError as exc:
+        _fail(exc)
+    if as_json:
+        typer.echo(json.dumps(out))
+        return
+    for section in ("metadata", "estimate"):
+        typer.secho(section, bold=True)
+        for k, v in out[section].items():
+            typer.echo(f"  {k:>22}: {'—' if v is None else v}")
+    for k in ("resubmission_of", "path", "elapsed_s"):
+        typer.echo(f"{k}: {out[k]}")
+
+
+@history_app.command("import")
+def history_import(
+    trace: Annotated[Path, typer.Argument(help="CSV trace (duration + GPUs columns; see docs).", exists=True)],
+) -> None:
+    """Seed the job history from a CSV trace, e.g. ../shared/data/philly_jobs.csv (re-importing is harmless)."""
+    from rich.progress import Progress  # noqa: PLC0415
+
+    from schedmate.agents.advisor import FACETS  # noqa: PLC0415
+    from schedmate.agents.history import History  # noqa: PLC0415
+    from schedmate.agents.trace_import import import_csv  # noqa: PLC0415
+
+    s = _settings(quiet=True)
+    try:
+        from schedmate.agents.embeddings import Embedder  # noqa: PLC0415
+
+        history = History(s.store_dir, dim=FACETS * Embedder(s.embedding_model, s.embedding_backend).dim)
+        total = max(0, sum(1 for _ in trace.open("rb")) - 1)
+        with Progress(transient=True) as bar:
+            task = bar.add_task(f"importing {trace.name}", total=total)
+            result = import_csv(history, trace, progress=lambda n: bar.advance(task, n))
+    except SchedMateError as exc:
+        _fail(exc)
+    typer.echo(f"{result.imported} jobs imported from {trace} ({result.skipped} rows skipped); "
+               f"history now holds {history.count()} jobs in {s.store_dir}")  # fmt: skip
+
+
+@eval_app.command("advise")
+def eval_advise(
+    repos: Annotated[Path, typer.Argument(help="repos.jsonl with expected metadata.", exists=True, dir_okay=False)],
+    root: Annotated[Path, typer.Option(help="Folder the records' `workdir` paths are relative to.")] = Path(),
+    pairs: Annotated[Path | None, typer.Option(help="similar_pairs.jsonl for the retrieval check.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Per-field metadata accuracy against labels (no LLM), and retrieval on labelled pairs."""
+    from schedmate.infra.evaluate_advise import evaluate_advise  # noqa: PLC0415
+
+    s = _settings(quiet=True)
+    out = evaluate_advise(s, repos, root, pairs)
+    if as_json:
+        typer.echo(json.dumps(out))
+        return
+    for r in out["results"]:
+        typer.echo(("OK   " if not r["wrong"] else "FAIL ") + r["id"] + "".join(f"\n       {w}" for w in r["wrong"]))
+    typer.echo("per field: " + ", ".join(f"{k} {v}" for k, v in out["per_field"].items()))
+    typer.echo(f"non-null fields right: {out['right']}/{out['total']} = {out['share']:.1%}")
+    if out.get("retrieval"):
+        ret = out["retrieval"]
+        for p in ret["pairs"]:
+            typer.echo(f"  {p['relation']:<32} {p['id_a']:>18} ~ {p['id_b']:<18} cosine {p['cosine']:.3f}")
+        ranked = f"{ret['ordered_right']}/{ret['comparisons']}"
+        typer.echo(f"retrieval: {ranked} (similar, different) comparisons ranked right; "
+                   f"at threshold {ret['threshold']}: {ret['threshold_right']}/{len(ret['pairs'])} pairs")  # fmt: skip
+
+
 # -- benchmarks -------------------------------------------------------------------------------
 
 
@@ -381,6 +490,30 @@ def bench_diagnose(
     else:
         for k, v in result.items():
             typer.echo(f"{k:>18}: {v}")
+
+
+@bench_app.command("advise")
+def bench_advise(
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    jobs: Annotated[int, typer.Option(help="Generated repositories (new jobs).")] = 40,
+    repos: Annotated[Path | None, typer.Option(help="A repos.jsonl of real repositories instead.")] = None,
+    rounds: Annotated[
+        int, typer.Option(help="Submissions of each job through the broker (1 new + resubmissions).")
+    ] = 3,
+) -> None:
+    """Advisor latency for new jobs and resubmissions (vs re-extracting), and jobs/min through the broker."""
+    from schedmate.infra.bench_advise import bench_advise as _bench  # noqa: PLC0415
+
+    s = _settings(quiet=True)
+    try:
+        result = _bench(s, jobs, repos, rounds)
+    except SchedMateError as exc:
+        _fail(exc)
+    if as_json:
+        typer.echo(json.dumps(result))
+    else:
+        for k, v in result.items():
+            typer.echo(f"{k:>26}: {v}")
 
 
 def main() -> None:

@@ -53,6 +53,10 @@ class Settings(BaseSettings):
         ge=0,
         description="diagnose a job whose log shows a fatal error then stays silent this long (0: off)",
     )
+    advise_top_k: int = Field(default=3, ge=1, le=100, description="similar past jobs an estimate draws on")
+    advise_threshold: float = Field(
+        default=0.90, ge=-1, le=1, description="cosine a past job needs to count as similar"
+    )
     app_id: str = "schedmate"
     worker_port: int | None = None
     log_level: str = "INFO"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import defaultdict, deque
+from collections import OrderedDict, defaultdict, deque
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -36,11 +36,27 @@ class GpuHealth:
         self._faults: dict[str, deque[tuple[float, str, int | None]]] = defaultdict(lambda: deque(maxlen=256))
         self._ecc: dict[tuple[str, int], int] = {}
         self._task: asyncio.Task[None] | None = None
+        self._usage: OrderedDict[str, tuple[int, float, float]] = OrderedDict()  # job → (n, Σ util, peak MB)
         self.samples = 0
 
-    def record(self, node: str, ts: float, gpu: int, xids: list[int], ecc_uncorrected: int | None) -> None:
+    def record(
+        self,
+        node: str,
+        ts: float,
+        gpu: int,
+        xids: list[int],
+        ecc_uncorrected: int | None,
+        job_id: str | None = None,
+        util_pct: float | None = None,
+        mem_used_mb: float | None = None,
+    ) -> None:
         """Account one sample (also used directly in tests)."""
         self.samples += 1
+        if job_id:
+            n, total, peak = self._usage.pop(job_id, (0, 0.0, 0.0))
+            self._usage[job_id] = (n + (util_pct is not None), total + (util_pct or 0.0), max(peak, mem_used_mb or 0.0))
+            if len(self._usage) > 10_000:
+                self._usage.popitem(last=False)
         for x in xids:
             self._faults[node].append((ts, f"Xid {x} on {node} GPU {gpu}", x))
         if ecc_uncorrected is not None:
@@ -50,6 +66,11 @@ class GpuHealth:
                 self._faults[node].append(
                     (ts, f"uncorrectable ECC errors {before}→{ecc_uncorrected} on {node} GPU {gpu}", None)
                 )
+
+    def job_usage(self, job_id: str) -> tuple[float | None, float | None]:
+        """Mean GPU utilisation (%) and peak memory (MB) of a job's samples, if any were seen."""
+        n, total, peak = self._usage.get(job_id, (0, 0.0, 0.0))
+        return (round(total / n, 1) if n else None, peak or None)
 
     def faults(self, node: str | None, since: float) -> list[tuple[str, int | None]]:
         """(description, xid) of faults on ``node`` since ``since``."""
@@ -90,7 +111,8 @@ class GpuHealth:
                     s = gpu_schema.TOPIC.decode(msg.value)
                 except InvalidEventError:
                     continue
-                self.record(s.node, s.ts, s.gpu_index, s.xid_events, s.ecc_uncorrected)
+                self.record(s.node, s.ts, s.gpu_index, s.xid_events, s.ecc_uncorrected, s.job_id, s.util_pct,
+                            s.mem_used_mb)  # fmt: skip
         except Exception:  # the view is best-effort evidence; diagnoses work without it
             log.exception("gpu.samples view stopped")
         finally:

@@ -11,6 +11,7 @@ from schedmate.agents.store import Store
 from schedmate.infra.broker import resolve_bootstrap
 from schedmate.infra.settings import Settings
 from schedmate.schemas import ALL_TOPICS
+from schedmate.streams.advise import AdviseRuntime, register_advise
 from schedmate.streams.app import StreamsApp, create_app
 from schedmate.streams.diagnose import DiagnoseRuntime, register_diagnose
 from schedmate.streams.track import TrackRuntime, register_track
@@ -25,6 +26,7 @@ class Worker:
     streams: StreamsApp
     track: TrackRuntime
     diagnose: DiagnoseRuntime
+    advise: AdviseRuntime | None
 
     @property
     def app(self) -> faust.App:
@@ -32,14 +34,18 @@ class Worker:
         return self.streams.app
 
 
-def build_worker(settings: Settings, bootstrap: str | None = None, classify: bool = True) -> Worker:
+def build_worker(
+    settings: Settings, bootstrap: str | None = None, classify: bool = True, advise: bool = True
+) -> Worker:
     """A worker for ``bootstrap`` (default: the configured broker)."""
     bootstrap = bootstrap or resolve_bootstrap(settings)
     sa = create_app(settings, bootstrap, ALL_TOPICS)
-    embedder = Embedder(settings.embedding_model, settings.embedding_backend) if classify else None
+    embedder = Embedder(settings.embedding_model, settings.embedding_backend) if classify or advise else None
     store = Store(settings.store_dir) if classify else None
-    track = register_track(sa, embedder, store)
-    return Worker(streams=sa, track=track, diagnose=register_diagnose(sa, track))
+    track = register_track(sa, embedder if classify else None, store)
+    diagnose = register_diagnose(sa, track)
+    advisor = register_advise(sa, embedder, diagnose.gpu) if advise and embedder is not None else None
+    return Worker(streams=sa, track=track, diagnose=diagnose, advise=advisor)
 
 
 def run_worker(settings: Settings, bootstrap: str | None = None, classify: bool = True) -> None:
@@ -52,3 +58,5 @@ def run_worker(settings: Settings, bootstrap: str | None = None, classify: bool 
         ).execute_from_commandline()
     finally:
         worker.track.close()
+        if worker.advise is not None:
+            worker.advise.close()
