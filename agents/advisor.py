@@ -161,7 +161,7 @@ class Advisor:
     ) -> None:
         self.history = history
         self.embedder = embedder
-        self.versions = versions or VersionCache()
+        self.versions = versions if versions is not None else VersionCache()
         self.k = k
         self.threshold = threshold
 
@@ -218,7 +218,8 @@ class Advisor:
             meta, path, refreshed, error = self._metadata(sub, command)
             resub = None
         text = metadata_text(meta)
-        if vector is None and path != "unavailable":
+        known = bool(meta.model_name or meta.model_type or meta.dataset)  # else similarity would be meaningless
+        if vector is None and path != "unavailable" and known:
             vector = embed_metadata(self.embedder, [meta])[0]
         matches = (
             self.history.similar(vector, k=self.k, threshold=self.threshold, exclude=sub.job_id)

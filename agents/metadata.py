@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ from schedmate.agents.workload_identity import (
     ModelClass,
     canonical_dataset,
     find_class,
+    inline_model,
     model_type_of,
     readme_title,
     task_of,
@@ -175,6 +177,8 @@ def _collect(ws: Workspace, launch: Launch) -> Extraction:
         specs = argparse_specs(code)
         if specs:
             ex.values.update(resolve_argparse(specs, launch.args, script))
+        else:  # HfArgumentParser / click / fire: no add_argument calls to read, take `--key value` as given
+            ex.values.update(flag_values(launch.args))
         for i, a in enumerate(launch.args):  # config files named on the command line
             path = None
             if a in _CONFIG_FLAGS and i + 1 < len(launch.args):
@@ -260,13 +264,16 @@ class _Identity:
     dataset: str | None = None
 
 
+_ACTIVATIONS: Final = frozenset({"ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "Softmax", "LeakyReLU"})
 _SCRATCH: Final = ("scratch", "resume", "none", "")
 # Sizes of well-known checkpoints whose names do not carry them (millions of parameters).
 _KNOWN_SIZES: Final = {"gpt2": 124.4, "gpt2-medium": 354.8, "gpt2-large": 774.0, "gpt2-xl": 1557.6,
                        "bert-base": 110.0, "bert-large": 340.0, "roberta-base": 125.0, "roberta-large": 355.0,
                        "distilbert": 66.0, "t5-small": 60.5, "t5-base": 223.0, "t5-large": 738.0,
                        "vit-base": 86.0, "vit-large": 304.0}  # fmt: skip
-_MODEL_VAR: Final = re.compile(r"^\s*(?P<var>\w*(?i:model|net|generator|_g)\w*)\s*=\s*(?P<cls>[A-Z]\w*)\(", re.M)
+_MODEL_VAR: Final = re.compile(
+    r"^\s*(?P<var>\w*(?i:model|net|generator|_g)\w*)\s*=\s*(?:\w+\.)*(?P<cls>[A-Z]\w*)\(", re.M
+)
 
 
 def _pretrained(ex: Extraction) -> tuple[str, Value] | None:
@@ -302,7 +309,10 @@ def _model_call(ex: Extraction) -> tuple[str, ast.Call] | None:
             return None
         line = ex.code[: m.start("cls")].count("\n") + 1
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and node.lineno == line and getattr(node.func, "id", None) == m.group("cls"):
+            if not isinstance(node, ast.Call) or node.lineno != line:
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if name == m.group("cls"):
                 return m.group("cls"), node
     return None
 
@@ -351,6 +361,9 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource]) -> _I
     elif call is not None:
         cls, node = call
         mc = find_class(ws, cls, ex.code, script)
+        if mc is None and cls in ("Sequential", "ModuleList", "ModuleDict"):  # a model built inline
+            mc = inline_model(node, script)
+            cls = f"{cls} ({', '.join(dict.fromkeys(c for c in mc.layer_calls if c not in _ACTIVATIONS))})"
         env: dict[str, Any] = {}
         ns = namespace({k: v.value for k, v in ex.values.items()})
         for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - set(dir(builtins)):
@@ -409,7 +422,7 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource]) -> _I
     if ident.params_millions is None and ex.get("n_layer") is not None:
         ident.params_millions = _gpt_params(ex, char_level="char" in (ident.dataset or "").lower())
     if ident.params_millions is None and count:
-        ident.params_millions = round(count / 1e6, 3 if count < 1e6 else 1)
+        ident.params_millions = float(f"{count / 1e6:.3g}") if count < 1e6 else round(count / 1e6, 1)
     if ident.params_millions is not None:
         prov["params_millions"] = prov.get("model_name", FieldSource(file=script))
     stage = ex.get("stage")
@@ -429,6 +442,9 @@ def extract_metadata(workdir: Path, command: str, reads: dict[str, str] | None =
     launch = parse_command(command)
     ws = root.sub(launch.cwd) if launch.cwd != "." else root
     launch = _from_bash(ws, launch)
+    if launch.script and Path(launch.script).is_absolute():  # `python /abs/path/train.py`: fine if it is inside
+        with contextlib.suppress(ValueError, OSError):
+            launch.script = Path(launch.script).resolve().relative_to(ws.root).as_posix()
     ex = _collect(ws, launch)
     prov: dict[str, FieldSource] = {}
 
@@ -442,11 +458,18 @@ def extract_metadata(workdir: Path, command: str, reads: dict[str, str] | None =
     lr = take("learning_rate", "learning_rate", "lr", "model.optimizer.lr", "train.learning_rate")
     bs = take(
         "batch_size_per_device",
-        *("per_device_train_batch_size", "batch_size", "train_batch_size", "train.batch_size", "data.batch_size"),
+        *(
+            "per_device_train_batch_size",
+            "batch_size",
+            "train_batch_size",
+            "train.batch_size",
+            "data.batch_size",
+            "batch",
+        ),
     )
     accum = ex.get("gradient_accumulation_steps")
     epochs = take("epochs", "num_train_epochs", "epochs", "max_epochs", "trainer.max_epochs", "train.epochs")
-    max_steps = take("max_steps", "max_steps", "max_iters")
+    max_steps = take("max_steps", "max_steps", "max_iters", "num_steps", "total_steps", "train_steps", "steps")
     if isinstance(max_steps, (int, float)) and max_steps <= 0:
         max_steps = None
     # GPUs and the distributed setup

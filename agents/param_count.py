@@ -49,6 +49,7 @@ class _Obj:
 @dataclass
 class _Layer:
     params: int
+    out: int = 0  # output features/channels (weight_norm adds one gain per output)
 
 
 @dataclass
@@ -104,11 +105,13 @@ class ParamCounter:
                 raise _AbortError(f"cannot read {file}") from exc
             env: dict[str, Any] = {"__file__": file}
             self._modules[file] = (tree, env)
+            saved = self._total  # layers built at module level (a training script's own model) are not counted
             for node in tree.body:  # module-level imports, classes, functions and constants
                 try:
                     self._stmt(node, env, file, module_level=True)
                 except _AbortError:
                     continue
+            self._total = saved
         return self._modules[file]
 
     def _resolve_module(self, module: str, level: int, file: str) -> str | None:
@@ -386,7 +389,10 @@ class ParamCounter:
             return v
 
         if name in ("weight_norm", "spectral_norm", "remove_weight_norm"):
-            return args[0] if args else UNKNOWN
+            layer = args[0] if args else UNKNOWN
+            if name == "weight_norm" and isinstance(layer, _Layer):
+                self._total += layer.out  # weight_g: one gain per output (dim=0)
+            return layer
         if name in ("zeros", "ones", "randn", "rand", "empty", "Tensor", "FloatTensor"):
             shape = args[0] if len(args) == 1 and isinstance(args[0], list | tuple) else args
             return _Tensor(_prod(shape)) if all(isinstance(s, int) for s in shape) else UNKNOWN
@@ -400,8 +406,9 @@ class ParamCounter:
             return list(args[0]) if name != "Sequential" and args and isinstance(args[0], list | tuple) else list(args)
         if name == "ModuleDict":
             return dict(args[0]) if args and isinstance(args[0], dict) else {}
-        n = 0
+        n, out = 0, 0
         if name == "Linear":
+            out = arg(1, "out_features")
             n = arg(0, "in_features") * arg(1, "out_features") + (
                 arg(1, "out_features") if arg(99, "bias", True) else 0
             )
@@ -411,6 +418,7 @@ class ParamCounter:
             ksize = _prod(k) if isinstance(k, list | tuple) else k**dims
             groups = kw.get("groups", args[6] if len(args) > 6 and "Transpose" not in name else 1)
             cin, cout = arg(0, "in_channels"), arg(1, "out_channels")
+            out = cin if "Transpose" in name else cout  # weight_norm's dim 0 of a transposed conv is its input
             n = cin * cout * ksize // groups + (cout if kw.get("bias", True) else 0)
         elif name.startswith(("BatchNorm", "InstanceNorm", "SyncBatchNorm")):
             affine = kw.get("affine", not name.startswith("InstanceNorm"))
@@ -433,7 +441,7 @@ class ParamCounter:
         else:
             return UNKNOWN
         self._total += int(n)
-        return _Layer(int(n))
+        return _Layer(int(n), int(out))
 
     # --- user classes and functions -------------------------------------------------------------
     def _invoke(self, callee: tuple[str, Any, str], args: list[Any], kwargs: dict[str, Any]) -> Any:

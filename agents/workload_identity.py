@@ -18,7 +18,7 @@ from typing import Final
 
 from schedmate.agents.workspace import Workspace, WorkspaceError
 
-__all__ = ["ModelClass", "canonical_dataset", "find_class", "model_type_of", "readme_title", "task_of"]
+__all__ = ["ModelClass", "canonical_dataset", "find_class", "inline_model", "model_type_of", "readme_title", "task_of"]
 
 # Architecture families by name, most specific first; generic CNN names come after structure.
 _SPECIFIC_FAMILIES: Final = (
@@ -179,6 +179,21 @@ def _scan_layers(ws: Workspace, tree: ast.Module, cls: ast.ClassDef, file: str, 
                     other = next((c for c in ast.walk(sub) if isinstance(c, ast.ClassDef) and c.name == callee), None)
                     if other is not None:
                         stack.append(other)
+
+
+def inline_model(call: ast.Call, file: str) -> ModelClass:
+    """A model built inline (``nn.Sequential(nn.Linear(…), …)``): its layers from the call itself."""
+    mc = ModelClass(name="Sequential", file=file, line=call.lineno)
+    for node in ast.walk(call):
+        if isinstance(node, ast.Call) and node is not call:
+            fn = node.func
+            callee = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+            if callee[:1].isupper():
+                mc.layer_calls.append(callee)
+                for pattern, kind in _LAYER_KINDS:
+                    if re.fullmatch(rf"(?:{pattern})", callee):
+                        mc.layers.add(kind)
+    return mc
 
 
 def model_type_of(names: list[str], mc: ModelClass | None) -> str | None:

@@ -18,8 +18,10 @@ from schedmate.connectors.runner import new_job_id, run_job
 from schedmate.connectors.subscriber import Subscriber
 from schedmate.infra.settings import Settings
 from schedmate.infra.supervisor import LocalStack
+from schedmate.schemas.jobs_estimates import JobEstimate
 from schedmate.schemas.jobs_events import JobEvent
 from schedmate.schemas.jobs_failures import JobFailure
+from schedmate.schemas.jobs_metadata import JobMetadata
 from schedmate.schemas.jobs_metrics import JobMetrics
 from schedmate.schemas.scheduler_actions import SchedulerAction
 
@@ -47,6 +49,10 @@ class _Row:
     lines_in_log: int | None = None
     failure: JobFailure | None = None
     action: SchedulerAction | None = None
+    meta: JobMetadata | None = None
+    estimate: JobEstimate | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
 
 
 def _fmt(v: float | None, spec: str = ".4g") -> str:
@@ -71,6 +77,24 @@ def _table(rows: list[_Row], title: str) -> Table:
             r.name, r.status, step, _fmt(m.epoch, "g"), _fmt(m.loss), _fmt(m.lr, ".3g"),
             "—" if m.step_time_s is None else f"{m.step_time_s * 1000:.1f} ms", thr,
             "—" if m.eta_s is None else f"{m.eta_s:.0f} s", str(m.lines_total),
+        )  # fmt: skip
+    return t
+
+
+def _estimates(rows: list[_Row]) -> Table:
+    t = Table(title="advisor: what each job is and how long it should take, published before it ran", expand=False)
+    for col in ("job", "model / task / dataset", "path", "method", "p50", "p90", "actual", "conf.", "matched"):
+        t.add_column(col, justify="right" if col in ("p50", "p90", "actual", "conf.") else "left")
+    for r in rows:
+        m, e = r.meta, r.estimate
+        md = m.metadata if m is not None else None
+        what = " / ".join(str(x) for x in (md.model_name, md.task, md.dataset) if x) if md is not None else "—"
+        path = "—" if m is None else m.path + (f" of {m.resubmission_of}" if m.resubmission_of else "")
+        actual = None if r.started_at is None or r.ended_at is None else r.ended_at - r.started_at
+        t.add_row(
+            r.name, what or "—", path, e.method if e else "—", _fmt(e.duration_p50_s if e else None, ".1f"),
+            _fmt(e.duration_p90_s if e else None, ".1f"), _fmt(actual, ".1f"), _fmt(e.confidence if e else None, ".2f"),
+            ", ".join(f"{x.job_id} ({x.score:.2f})" for x in e.matched) if e and e.matched else "—",
         )  # fmt: skip
     return t
 
@@ -111,13 +135,17 @@ async def run_demo(
     settings = settings.model_copy(update={"metrics_interval_s": min(settings.metrics_interval_s, 2.0)})
     demo_dir = settings.data_dir / "demo"
     demo_dir.mkdir(parents=True, exist_ok=True)
-    console.print("[bold]SchedMate demo[/bold]: embedded broker + 1 stream worker + 3 real CPU training jobs")
+    console.print("[bold]SchedMate demo[/bold]: embedded broker + 1 stream worker + real CPU training jobs "
+                  "(one fails, one is resubmitted)")  # fmt: skip
     async with LocalStack(settings, workers=1, worker_env={"SCHEDMATE_METRICS_INTERVAL_S": "2"}) as stack:
         cs = stack.client_settings
         console.print(f"broker kafka://{stack.bootstrap}; jobs' logs mirrored in {demo_dir}")
         rows = [_Row(name, new_job_id(name)) for name, _, _ in jobs]
+        again = (f"{jobs[0][0]} (again)", jobs[0][1], jobs[0][2])  # resubmitted after the first round finished
+        rows.append(_Row(again[0], new_job_id(jobs[0][0])))
         by_id = {r.job_id: r for r in rows}
-        topics = ["jobs.metrics", "jobs.events", "jobs.failures", "scheduler.actions"]
+        topics = ["jobs.metrics", "jobs.events", "jobs.failures", "scheduler.actions", "jobs.metadata",
+                  "jobs.estimates"]  # fmt: skip
         async with Subscriber(cs, topics) as sub, Publisher(cs) as pub:
             runs = [
                 asyncio.create_task(
@@ -130,7 +158,7 @@ async def run_demo(
                         log_copy=demo_dir / f"{r.job_id}.log",
                     )
                 )
-                for r, (name, script, args) in zip(rows, jobs, strict=True)
+                for r, (name, script, args) in zip(rows[:-1], jobs, strict=True)
             ]
             live = console.is_terminal
             deadline: float | None = None
@@ -152,9 +180,17 @@ async def run_demo(
                             row.failure = ev
                         elif isinstance(ev, SchedulerAction):
                             row.action = ev
+                        elif isinstance(ev, JobMetadata):
+                            row.meta = ev
+                        elif isinstance(ev, JobEstimate):
+                            row.estimate = ev
                         elif isinstance(ev, JobEvent):
                             row.status = ev.kind if ev.kind == "started" else str(ev.status)
                             row.exit_code = ev.exit_code
+                            if ev.kind == "started":
+                                row.started_at = ev.ts
+                            else:
+                                row.ended_at = ev.ts
                             if ev.kind == "finished":
                                 with contextlib.suppress(OSError):
                                     data = (demo_dir / f"{row.job_id}.log").read_bytes()
@@ -170,15 +206,21 @@ async def run_demo(
                                 r.metrics is not None
                                 and r.metrics.lines_total >= (r.lines_in_log or 0)
                                 and (r.status != "failed" or r.action is not None)
+                                and r.estimate is not None
                                 for r in rows
                             ):
                                 return
 
             watcher = asyncio.create_task(consume())
             await asyncio.gather(*runs)
+            await asyncio.sleep(2.0)  # the history writer records the outcomes; then the same job again
+            _, script, args = again
+            await run_job(pub, [sys.executable, str(_JOBS_DIR / script), *args], _JOBS_DIR, rows[-1].job_id,
+                          name=jobs[0][0], log_copy=demo_dir / f"{rows[-1].job_id}.log")  # fmt: skip
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(watcher, settle_timeout_s)
         console.print(_table(rows, "summary: final metrics of each job"))
+        console.print(_estimates(rows))
         for r in rows:
             if r.failure is not None:
                 f = r.failure

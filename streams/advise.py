@@ -86,7 +86,7 @@ class AdviseRuntime:
         assert event.status is not None
         await self._run(self.advisor.history.record_outcome, event.job_id, event.status, event.ts, None, util, mem)
         self.outcomes += 1
-        log.info("job outcome recorded", job_id=event.job_id, status=event.status, partition=message.partition)
+        log.debug("job outcome recorded", job_id=event.job_id, status=event.status, partition=message.partition)
 
     def close(self) -> None:
         """Stop the thread pool."""

@@ -70,3 +70,26 @@ def test_bad_setting_is_reported() -> None:
     assert out.returncode == 2
     assert "SCHEDMATE_BROKER" in out.stderr and "kafka://host:port" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_advise_json_contract_and_resubmission(tmp_path: Path) -> None:
+    """`schedmate advise --json -- CMD` prints the documented keys; a recorded job resubmitted is matched at once."""
+    from schedmate.infra.bench_advise import synthetic_repos  # noqa: PLC0415
+
+    ((repo, cmd),) = synthetic_repos(tmp_path / "repos", 1)
+    env = dict(os.environ, SCHEDMATE_DATA_DIR=str(tmp_path / "data"))
+    line = f"CUDA_VISIBLE_DEVICES=0,1 {cmd.replace('--nproc_per_node=1', '--nproc_per_node=2')}"
+    first = schedmate("advise", "--workdir", str(repo), "--json", "--record", "--job-id", "j1", "--", line, env=env)
+    assert first.returncode == 0, first.stderr
+    out = json.loads(first.stdout)
+    assert set(out) >= {"metadata", "estimate", "resubmission_of", "path", "elapsed_s"}
+    assert set(out["metadata"]) == {"model_name", "model_type", "task", "params_millions", "dataset",
+                                    "batch_size_per_device", "global_batch_size", "epochs", "max_steps",
+                                    "learning_rate", "precision", "framework", "distributed", "num_gpus"}  # fmt: skip
+    assert (out["metadata"]["num_gpus"], out["metadata"]["distributed"], out["path"]) == (2, "ddp", "static")
+    assert out["estimate"]["method"] == "prior:default" and out["resubmission_of"] is None
+    again = json.loads(schedmate("advise", "--workdir", str(repo), "--json", "--", line, env=env).stdout)
+    assert (again["path"], again["resubmission_of"], again["metadata"]) == ("resubmission", "j1", out["metadata"])
+    assert again["elapsed_s"] < 0.5
+    missing = schedmate("advise", "--workdir", str(repo), "--json", env=env)
+    assert missing.returncode == 2 and "after `--`" in missing.stderr

@@ -1,0 +1,170 @@
+"""History (LanceDB on disk), estimator, version cache, trace import and model identity — each on its own."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from schedmate.agents.advisor import FACETS, Advisor, command_text, embed_metadata
+from schedmate.agents.embeddings import Embedder
+from schedmate.agents.estimator import estimate
+from schedmate.agents.history import History, HistoryMatch, Outcome
+from schedmate.agents.metadata import extract_metadata
+from schedmate.agents.trace_import import TraceFormatError, import_csv
+from schedmate.agents.versions import VersionCache
+from schedmate.agents.workload_identity import canonical_dataset, model_type_of, task_of
+from schedmate.infra.bench_advise import synthetic_repos
+from schedmate.schemas.jobs_metadata import WorkloadMetadata
+from schedmate.schemas.jobs_submitted import JobSubmitted
+from tests.conftest import SHARED
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    """The real embedding model."""
+    return Embedder("minilm")
+
+
+def test_history_upserts_are_idempotent_and_search_filters(tmp_path: Path) -> None:
+    """Pending → outcome; a second identical outcome and a re-submission keep one row; filters apply."""
+    h = History(tmp_path, dim=4)
+    h.upsert([{"job_id": "a", "user": "u", "workdir": "/w", "metadata": {"x": 1}, "vector": [1, 0, 0, 0],
+               "submit_ts": 100.0}])  # fmt: skip
+    assert h.record_outcome("a", "completed", 400.0, start_ts=150.0)
+    assert h.record_outcome("a", "completed", 400.0)
+    h.upsert([{"job_id": "a", "user": "u", "workdir": "/w", "metadata": {"x": 2}, "vector": [1, 0, 0, 0]}],
+             only_pending=True)  # fmt: skip
+    row = h.get("a")
+    assert row is not None and row["duration_s"] == 250.0 and json.loads(row["metadata"]) == {"x": 1}
+    h.upsert([{"job_id": "b", "user": "v", "vector": [0.8, 0.6, 0, 0], "submit_ts": 0.0}])
+    assert not h.record_outcome("zzz", "failed", 5.0)  # unknown job: written, but no duration to learn from
+    h.record_outcome("b", "failed", 30.0)
+    assert [m.outcome.job_id for m in h.similar(np.array([1.0, 0, 0, 0]), k=5, threshold=0.7)] == ["a", "b"]
+    assert [m.outcome.job_id for m in h.similar(np.array([1.0, 0, 0, 0]), k=5, threshold=0.7, user="v")] == ["b"]
+    assert [m.outcome.job_id for m in h.similar(np.array([1.0, 0, 0, 0]), k=5, threshold=0.9)] == ["a"]
+    assert h.count() == 3 and h.summary("all") is not None and h.summary("all").n == 2  # type: ignore[union-attr]
+    reopened = History(tmp_path, dim=4)  # a restart: everything comes back from disk
+    assert reopened.get("a") == {**row, "_distance": row.get("_distance")} or reopened.get("a")["duration_s"] == 250.0  # type: ignore[index]
+    assert [m.outcome.job_id for m in reopened.similar(np.array([1.0, 0, 0, 0]), threshold=0.9)] == ["a"]
+
+
+def test_estimator_paths() -> None:
+    """Similar matches (scaled by planned length), the QSSF-like fallback, the prior, and nothing at all."""
+    o = [Outcome(f"j{i}", "u", "vc", "n", 1, 100.0 * (i + 1), "failed" if i == 0 else "completed", 50.0, 1000.0)
+         for i in range(5)]  # fmt: skip
+    groups = {("user+gpus", "u", 1): o, ("gpus", 1): o, ("all",): o}
+
+    def summary(kind: str, key: tuple[object, ...]) -> object:
+        from schedmate.agents.history import GroupSummary  # noqa: PLC0415
+
+        members = groups.get((kind, *key))
+        return GroupSummary.of(members) if members else None
+
+    m = [HistoryMatch(o[1], 0.99, {"max_steps": 1000}), HistoryMatch(o[2], 0.95, {"max_steps": 1000})]
+    e = estimate({"max_steps": 2000}, m, summary, user="u", num_gpus=1)  # type: ignore[arg-type]
+    assert e.method == "similar" and e.duration_p50_s == 400.0 and [x.job_id for x in e.matched] == ["j1", "j2"]
+    assert "scaled" in e.explanation and 0 < e.confidence <= 0.98
+    fb = estimate({}, [], summary, user="u", num_gpus=1)  # type: ignore[arg-type]
+    assert (fb.method, fb.duration_p50_s, fb.duration_p90_s, fb.early_exit_prob) == ("fallback:user+gpus", 300.0,
+                                                                                     500.0, 0.2)  # fmt: skip
+    assert estimate({}, [], summary, user="x", num_gpus=1).method == "prior:gpus"  # type: ignore[arg-type]
+    none = estimate({}, [], lambda k, key: None, num_gpus=8)
+    assert none.method == "prior:default" and none.confidence < fb.confidence
+
+
+def test_trace_import_philly(tmp_path: Path) -> None:
+    """The Philly CSV seeds history; re-importing changes nothing; per-cluster fallback follows the data."""
+    src = SHARED / "data" / "philly_jobs.csv"
+    head = "".join(src.read_text().splitlines(keepends=True)[:2001])
+    trace = tmp_path / "philly.csv"
+    trace.write_text(head + "2017-10-09 07:01:55,not-a-number,1,0,x\n")
+    h = History(tmp_path / "db", dim=4)
+    r1 = import_csv(h, trace)
+    r2 = import_csv(h, trace)
+    assert (r1.imported, r1.skipped, h.count()) == (2000, 1, 2000) and r2.imported == 2000
+    cluster = head.splitlines()[1].split(",")[-1]
+    durs = sorted(float(line.split(",")[1]) for line in head.splitlines()[1:] if line.split(",")[-1] == cluster
+                  and line.split(",")[2] == "1")  # fmt: skip
+    e = estimate({}, [], h.summary, cluster=cluster, num_gpus=1)
+    assert e.method == "fallback:cluster+gpus" and e.duration_p50_s == durs[(len(durs) - 1) // 2]
+    (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(TraceFormatError, match="no duration column"):
+        import_csv(h, tmp_path / "bad.csv")
+
+
+def test_version_cache_reuses_and_refreshes_changed_fields(tmp_path: Path, embedder: Embedder) -> None:
+    """Same repo state → cache; an edited config → only the fields it feeds change; resubmission → at once."""
+    (repo, cmd), = synthetic_repos(tmp_path / "r", 1)  # fmt: skip
+    adv = Advisor(History(tmp_path / "db", dim=FACETS * embedder.dim), embedder,
+                  VersionCache(tmp_path / "versions.jsonl"))  # fmt: skip
+    argv = shlex.split(cmd)
+    a1 = adv.advise(JobSubmitted(job_id="1", user="u1", workdir=str(repo), command=argv))
+    a2 = adv.advise(JobSubmitted(job_id="2", user="u2", workdir=str(repo), command=argv))  # another user: no admission
+    assert (a1.path, a2.path) == ("static", "cache") and a2.metadata == a1.metadata
+    cfg = repo / "config.yaml"
+    cfg.write_text(
+        cfg.read_text().replace("dataset: CIFAR-10", "dataset: ImageNet").replace("batch_size: 16", "batch_size: 48")
+    )
+    a3 = adv.advise(JobSubmitted(job_id="3", user="u3", workdir=str(repo), command=argv))
+    assert a3.path == "cache+refresh" and set(a3.refreshed) == {"dataset", "batch_size_per_device", "global_batch_size"}
+    assert a3.metadata.dataset == "ImageNet" and a3.metadata.model_name == a1.metadata.model_name
+    reloaded = VersionCache(tmp_path / "versions.jsonl")  # persisted across restarts
+    assert reloaded.lookup(str(repo.resolve()), command_text(argv))[0] is not None
+    a4 = adv.advise(JobSubmitted(job_id="4", user="u3", workdir=str(repo), command=argv))
+    assert (a4.path, a4.resubmission_of) == ("resubmission", "3")
+
+
+def test_metadata_vectors_separate_workloads(tmp_path: Path, embedder: Embedder) -> None:
+    """Hyper-parameter changes keep the cosine ≥ 0.9; a different dataset or task does not."""
+    base = WorkloadMetadata(model_name="GPT (12L)", model_type="decoder_only_transformer", task="language_modeling",
+                            dataset="OpenWebText", learning_rate=6e-4, batch_size_per_device=12, num_gpus=8)  # fmt: skip
+    hp = base.model_copy(update={"learning_rate": 3e-4, "batch_size_per_device": 16})
+    data = base.model_copy(update={"dataset": "Shakespeare (char-level)"})
+    task = base.model_copy(update={"task": "instruction_finetuning", "dataset": "alpaca_en_demo"})
+    v = embed_metadata(embedder, [base, hp, data, task])
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert v[0] @ v[1] >= 0.95 and v[0] @ v[2] < 0.9 and v[0] @ v[3] < 0.9
+
+
+def test_identity_rules() -> None:
+    """Family, task and dataset vocabularies from names and structure."""
+    assert model_type_of(["Qwen/Qwen2.5-7B"], None) == "decoder_only_transformer"
+    assert model_type_of(["bert-base-uncased"], None) == "encoder_only_transformer"
+    assert model_type_of(["SimpleDenseNet"], None) == "cnn"  # by name alone…
+    assert model_type_of(["google/vit-base-patch16-224"], None) == "vision_transformer"
+    assert task_of("encoder_only_transformer", code="AutoModelForQuestionAnswering", hints="", pretrained=True,
+                   stage=None) == "question_answering_finetuning"  # fmt: skip
+    assert (
+        task_of("decoder_only_transformer", code="", hints="", pretrained=True, stage=None)
+        == "language_model_finetuning"
+    )
+    assert (
+        task_of(None, code="", hints="U-Net: Semantic segmentation", pretrained=False, stage=None)
+        == "semantic_segmentation"
+    )
+    assert canonical_dataset("data/cifar100/train") == "CIFAR-100" and canonical_dataset("nothing here") is None
+
+
+def test_hf_script_from_pretrained_and_structure(tmp_path: Path) -> None:
+    """An HF Trainer script: checkpoint id → family, size from the name; an MLP class → 'mlp' by its layers."""
+    (tmp_path / "ft.py").write_text(
+        "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
+        "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-3.1-8B')\n"
+        "args = TrainingArguments(output_dir='o')\n"
+    )
+    md = extract_metadata(tmp_path, "accelerate launch --num_processes 2 ft.py --dataset_name wikitext")
+    assert (md.model_type, md.task, md.params_millions, md.num_gpus) == ("decoder_only_transformer",
+                                                                         "language_model_finetuning", 8000.0, 2)  # fmt: skip
+    assert md.dataset == "WikiText-2" and md.provenance["model_name"].line == 2
+    (tmp_path / "net.py").write_text("from torch import nn\nclass Tiny(nn.Module):\n    def __init__(self):\n"
+                                     "        super().__init__()\n        self.a = nn.Linear(10, 20)\n"
+                                     "        self.b = nn.Linear(20, 2)\n")  # fmt: skip
+    (tmp_path / "train.py").write_text("from net import Tiny\nmodel = Tiny()\n")
+    md2 = extract_metadata(tmp_path, "python train.py")
+    assert (md2.model_type, md2.params_millions) == ("mlp", round((10 * 20 + 20 + 20 * 2 + 2) / 1e6, 3))
+    assert time.time() > 0
