@@ -11,6 +11,7 @@ Work is bounded (steps, recursion, files).
 from __future__ import annotations
 
 import ast
+import itertools
 import math
 import operator
 from collections.abc import Callable
@@ -66,6 +67,7 @@ _CMP: Final[dict[type, Callable[[Any, Any], Any]]] = {
     ast.GtE: operator.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
     ast.Is: operator.is_, ast.IsNot: operator.is_not,
 }  # fmt: skip
+_MAX_ITEMS: Final = 100_000  # longest sequence the evaluator will build
 _ZERO_PARAM: Final = frozenset(
     {"ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "LeakyReLU", "Dropout", "Dropout2d", "Identity", "MaxPool1d",
      "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "AdaptiveAvgPool1d", "Upsample", "Flatten",
@@ -205,7 +207,7 @@ class ParamCounter:
             it = self._expr(node.iter, env, file)
             if it is UNKNOWN or isinstance(it, _Obj):
                 raise _AbortError("loop over an unknown")
-            for item in list(it)[:10_000]:
+            for item in itertools.islice(it, 10_000):
                 self._assign(node.target, item, env, file)
                 self._body(node.body, env, file)
         elif isinstance(node, ast.Return):
@@ -233,10 +235,19 @@ class ParamCounter:
             return a if isinstance(a, _Tensor) else b
         if a is UNKNOWN or b is UNKNOWN or op not in _BIN or isinstance(a, _Obj) or isinstance(b, _Obj):
             return UNKNOWN
+        if op is ast.Pow and (not isinstance(b, int | float) or abs(b) > 64 or (isinstance(a, int) and abs(a) > 2**64)):
+            return UNKNOWN  # no 10**10**10 from hostile code
+        if op is ast.Mult and any(isinstance(x, list | tuple | str) for x in (a, b)):
+            n = b if isinstance(b, int) else a
+            if not isinstance(n, int) or n > _MAX_ITEMS:
+                return UNKNOWN  # no [0] * 10**9
         try:
-            return _BIN[op](a, b)
-        except TypeError:
+            out = _BIN[op](a, b)
+        except (TypeError, ValueError, ArithmeticError):
             return UNKNOWN
+        if isinstance(out, int) and abs(out) > 2**80:
+            return UNKNOWN
+        return out
 
     def _expr(self, node: ast.expr | None, env: dict[str, Any], file: str) -> Any:
         self._tick()
@@ -323,7 +334,7 @@ class ParamCounter:
                 return UNKNOWN
             out = []
             local = dict(env)
-            for item in list(it)[:10_000]:
+            for item in itertools.islice(it, 10_000):
                 self._assign(gen.target, item, local, file)
                 if all(self._expr(c, local, file) for c in gen.ifs):
                     out.append(self._expr(node.elt, local, file))
@@ -375,6 +386,8 @@ class ParamCounter:
             if name in _BUILTINS and callee is None:
                 if any(a is UNKNOWN for a in args):
                     return UNKNOWN
+                if any(isinstance(a, range) and len(a) > _MAX_ITEMS for a in args):
+                    return UNKNOWN  # no list(range(10**12))
                 try:
                     return _BUILTINS[name](*args, **kwargs)
                 except TypeError:

@@ -127,10 +127,19 @@ def test_count_class_and_unknown_sizes(tmp_path: Path) -> None:
     assert torch.__version__  # the ground truth above came from the real library
 
 
-def test_runaway_loops_are_bounded(tmp_path: Path) -> None:
-    """A constructor that would loop for ever ends within the step budget with no answer."""
+@pytest.mark.parametrize(
+    "body",
+    [
+        "for i in range(10**9):\n            self.ls.append(nn.Linear(4, 4))",
+        "x = [0] * 10**10\n        self.l = nn.Linear(len(x), 2)",
+        "x = 10**10**10\n        self.l = nn.Linear(x, 2)",
+        "x = list(range(10**12))\n        self.l = nn.Linear(len(x), 2)",
+    ],
+)
+def test_hostile_constructors_are_bounded(tmp_path: Path, body: str) -> None:
+    """Loops, huge lists and huge powers in a constructor end quickly with no answer (and no memory blow-up)."""
     (tmp_path / "m.py").write_text(
         "from torch import nn\nclass A(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        "        self.ls = nn.ModuleList()\n        for i in range(10**9):\n            self.ls.append(nn.Linear(4, 4))\n"
+        f"        self.ls = nn.ModuleList()\n        {body}\n"
     )
     assert ParamCounter(Workspace(tmp_path), max_steps=5_000).count_class("m.py", "A", {}) is None
