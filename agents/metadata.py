@@ -302,11 +302,11 @@ def _known_size(name: str) -> float | None:
 
 def _model_call(ex: Extraction) -> tuple[str, ast.Call] | None:
     """The constructor call that builds the model in the entry script (``model = UNet(...)``)."""
+    try:
+        tree = ast.parse(ex.code)
+    except SyntaxError:
+        return None
     for m in _MODEL_VAR.finditer(ex.code):
-        try:
-            tree = ast.parse(ex.code)
-        except SyntaxError:
-            return None
         line = ex.code[: m.start("cls")].count("\n") + 1
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call) or node.lineno != line:

@@ -16,7 +16,6 @@ import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any, Final
 
 from schedmate.agents.workspace import Workspace, WorkspaceError
@@ -116,19 +115,6 @@ class ParamCounter:
             self._total = saved
         return self._modules[file]
 
-    def _resolve_module(self, module: str, level: int, file: str) -> str | None:
-        base = PurePosixPath(file).parent
-        parts = [p for p in module.split(".") if p]
-        roots = [base] if level else [base, PurePosixPath()]
-        if level > 1:
-            roots = [base.parents[level - 2]] if len(base.parents) >= level - 1 else []
-        for root in roots:
-            stem = "/".join(p for p in [*root.parts, *parts] if p not in ("", "."))
-            for cand in (f"{stem}.py", f"{stem}/__init__.py"):
-                if self.ws.exists(cand):
-                    return cand
-        return None
-
     # --- public API -----------------------------------------------------------------------------
     def module_env(self, file: str) -> dict[str, Any]:
         """Names a source file defines or imports at module level (empty if unreadable)."""
@@ -163,11 +149,11 @@ class ParamCounter:
         if isinstance(node, ast.ClassDef | ast.FunctionDef):
             env[node.name] = ("def", node, file)
         elif isinstance(node, ast.ImportFrom):
-            target = self._resolve_module(node.module or "", node.level, file)
+            target = self.ws.module_file(node.module or "", node.level, file)
             for alias in node.names:
                 name = alias.asname or alias.name
                 if target is None:
-                    sub = self._resolve_module(f"{node.module or ''}.{alias.name}", node.level, file)
+                    sub = self.ws.module_file(f"{node.module or ''}.{alias.name}", node.level, file)
                     env[name] = ("module", sub) if sub else ("ext", f"{node.module or ''}.{alias.name}")
                     continue
                 if alias.name == "*":
@@ -177,11 +163,11 @@ class ParamCounter:
                 if alias.name in menv:
                     env[name] = menv[alias.name]
                 else:
-                    sub = self._resolve_module(f"{node.module or ''}.{alias.name}", node.level, file)
+                    sub = self.ws.module_file(f"{node.module or ''}.{alias.name}", node.level, file)
                     env[name] = ("module", sub) if sub else UNKNOWN
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                local = self._resolve_module(alias.name, 0, file)
+                local = self.ws.module_file(alias.name, 0, file)
                 env[alias.asname or alias.name.split(".")[0]] = ("module", local) if local else ("ext", alias.name)
         elif module_level and not isinstance(node, ast.Assign | ast.AnnAssign):
             return

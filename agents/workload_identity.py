@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Final
 
 from schedmate.agents.workspace import Workspace, WorkspaceError
@@ -101,21 +100,6 @@ class ModelClass:
     layer_calls: list[str] = field(default_factory=list)
 
 
-def _module_file(ws: Workspace, module: str, base: str) -> str | None:
-    """The file of a local module imported as ``module`` from a file in ``base`` (None if not local)."""
-    dots = len(module) - len(module.lstrip("."))
-    parts = [p for p in module.lstrip(".").split(".") if p]
-    roots = [base] if dots else [base, ""]
-    if dots > 1:
-        roots = [str(PurePosixPath(base).parents[dots - 2]) if base else ""]
-    for root in roots:
-        stem = "/".join(p for p in [root.strip("./"), *parts] if p)
-        for cand in (f"{stem}.py", f"{stem}/__init__.py"):
-            if ws.exists(cand):
-                return cand
-    return None
-
-
 def find_class(ws: Workspace, name: str, code: str, file: str, depth: int = 0) -> ModelClass | None:
     """Follow ``code``'s imports (local files only, a few levels) to the definition of class ``name``."""
     try:
@@ -129,11 +113,10 @@ def find_class(ws: Workspace, name: str, code: str, file: str, depth: int = 0) -
             return mc
     if depth >= 4:
         return None
-    base = str(PurePosixPath(file).parent) if "/" in file else ""
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name or a.name == "*" for a in node.names):
             original = next((a.name for a in node.names if (a.asname or a.name) == name), name)
-            target = _module_file(ws, "." * node.level + (node.module or ""), base)
+            target = ws.module_file(node.module or "", node.level, file)
             if target is None:
                 continue
             try:
@@ -169,7 +152,7 @@ def _scan_layers(ws: Workspace, tree: ast.Module, cls: ast.ClassDef, file: str, 
                 stack.append(local)
             elif isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) and depth < 3:
                 # modules.WN(...) / attentions.Encoder(...): a class in a sibling local module
-                target = _module_file(ws, fn.value.id, str(PurePosixPath(file).parent) if "/" in file else "")
+                target = ws.module_file(fn.value.id, 0, file)
                 if target is not None:
                     try:
                         text = ws.read_text(target)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Final
 
 from schedmate.agents.exceptions import AgentError
@@ -79,6 +79,20 @@ class Workspace:
             raise WorkspaceError(f"{rel}: binary file")
         self.reads[str(path)] = hashlib.sha1(data, usedforsecurity=False).hexdigest()
         return data.decode("utf-8", errors="replace")
+
+    def module_file(self, module: str, level: int, importer: str) -> str | None:
+        """The local file of ``module`` imported (``level`` dots) from ``importer``; None if not in the workspace."""
+        base = PurePosixPath(importer).parent
+        parts = [p for p in module.split(".") if p]
+        roots = [base] if level else [base, PurePosixPath()]
+        if level > 1:
+            roots = [base.parents[level - 2]] if len(base.parents) >= level - 1 else []
+        for root in roots:
+            stem = "/".join(p for p in [*root.parts, *parts] if p not in ("", "."))
+            for cand in (f"{stem}.py", f"{stem}/__init__.py"):
+                if self.exists(cand):
+                    return cand
+        return None
 
     def sub(self, rel: str) -> Workspace:
         """A workspace for a folder inside this one, recording reads in the same place."""

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from schedmate.infra.broker import EmbeddedBroker
 from schedmate.infra.settings import Settings
 from schedmate.schemas import jobs_metrics, logs_chunks
 
-__all__ = ["bench_diagnose", "bench_track", "load_bench_log"]
+__all__ = ["bench_diagnose", "bench_track", "load_bench_log", "worker_process"]
 
 _DEV_PROGRESS = ("../shared/eval/dev/progress", "shared/eval/dev/progress")
 
@@ -109,13 +110,28 @@ def _per_line_path(lines: list[str], clf: TemplateClassifier, batch: int = 64) -
     return time.perf_counter() - t0
 
 
+@contextlib.contextmanager
+def worker_process(env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    """One `schedmate worker` process for a benchmark, stopped (SIGTERM, then SIGKILL) on exit."""
+    worker = subprocess.Popen([sys.executable, "-m", "schedmate.infra.cli", "worker"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        yield worker
+    finally:
+        worker.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            worker.wait(20)
+        if worker.poll() is None:
+            worker.kill()
+
+
 async def _e2e(settings: Settings, jobs: list[tuple[str, list[str]]], data_dir: Path, on_progress: Any) -> float:
     async with EmbeddedBroker(settings.partitions) as broker:
         env = dict(os.environ, SCHEDMATE_BROKER=f"kafka://{broker.bootstrap}", SCHEDMATE_DATA_DIR=str(data_dir),
                    SCHEDMATE_METRICS_INTERVAL_S="0.5", SCHEDMATE_LOG_LEVEL="WARNING",
                    SCHEDMATE_PARTITIONS=str(settings.partitions))  # fmt: skip
-        worker = subprocess.Popen([sys.executable, "-m", "schedmate.infra.cli", "worker"], env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        worker = contextlib.ExitStack()
+        worker.enter_context(worker_process(env))
         producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=5, max_batch_size=1 << 20,
                                     max_request_size=16 << 20)  # fmt: skip
         consumer = AIOKafkaConsumer(jobs_metrics.TOPIC.name, bootstrap_servers=broker.bootstrap,
@@ -159,11 +175,7 @@ async def _e2e(settings: Settings, jobs: list[tuple[str, list[str]]], data_dir: 
         finally:
             await consumer.stop()
             await producer.stop()
-            worker.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                worker.wait(20)
-            if worker.poll() is None:
-                worker.kill()
+            worker.close()
 
 
 async def bench_track(

@@ -15,8 +15,6 @@ import json
 import os
 import shlex
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,6 +26,7 @@ from schedmate.agents.advisor import FACETS, Advisor
 from schedmate.agents.embeddings import Embedder
 from schedmate.agents.history import History
 from schedmate.agents.versions import VersionCache
+from schedmate.infra.bench import worker_process
 from schedmate.infra.broker import EmbeddedBroker
 from schedmate.infra.settings import Settings
 from schedmate.schemas import jobs_estimates, jobs_submitted
@@ -132,8 +131,8 @@ async def _throughput(settings: Settings, repos: list[tuple[Path, str]], data_di
     async with EmbeddedBroker(settings.partitions) as broker:
         env = dict(os.environ, SCHEDMATE_BROKER=f"kafka://{broker.bootstrap}", SCHEDMATE_DATA_DIR=str(data_dir / "e2e"),
                    SCHEDMATE_LOG_LEVEL="WARNING", SCHEDMATE_PARTITIONS=str(settings.partitions))  # fmt: skip
-        worker = subprocess.Popen([sys.executable, "-m", "schedmate.infra.cli", "worker"], env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        worker = contextlib.ExitStack()
+        worker.enter_context(worker_process(env))
         producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=5)
         consumer = AIOKafkaConsumer(jobs_estimates.TOPIC.name, bootstrap_servers=broker.bootstrap,
                                     auto_offset_reset="earliest")  # fmt: skip
@@ -171,11 +170,7 @@ async def _throughput(settings: Settings, repos: list[tuple[Path, str]], data_di
         finally:
             await consumer.stop()
             await producer.stop()
-            worker.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                worker.wait(20)
-            if worker.poll() is None:
-                worker.kill()
+            worker.close()
 
 
 def bench_advise(settings: Settings, n: int = 40, repos_file: Path | None = None, rounds: int = 3) -> dict[str, Any]:

@@ -15,8 +15,6 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import faust
-
 from schedmate.agents.advisor import FACETS, Advisor
 from schedmate.agents.embeddings import Embedder
 from schedmate.agents.history import History
@@ -27,7 +25,7 @@ from schedmate.schemas import jobs_estimates as estimates_schema
 from schedmate.schemas import jobs_events as events_schema
 from schedmate.schemas import jobs_metadata as metadata_schema
 from schedmate.schemas import jobs_submitted as submitted_schema
-from schedmate.streams.app import StreamsApp
+from schedmate.streams.app import StreamsApp, add_agent
 from schedmate.streams.deadletter import send_dead_letter
 from schedmate.streams.gpu_health import GpuHealth
 
@@ -105,26 +103,8 @@ def register_advise(sa: StreamsApp, embedder: Embedder, gpu: GpuHealth | None) -
     """Add the advise agent and the history writer to the app."""
     rt = AdviseRuntime(sa, build_advisor(sa, embedder), gpu)
 
-    async def advise(stream: faust.StreamT) -> None:  # type: ignore[type-arg]
-        async for event in stream.events():
-            try:
-                await rt.handle_submitted(event.message)
-            except Exception as exc:
-                log.exception("advise agent failed; stopping the worker")
-                await sa.app.crash(exc)
-                raise
-
-    async def history_writer(stream: faust.StreamT) -> None:  # type: ignore[type-arg]
-        async for event in stream.events():
-            try:
-                await rt.handle_event(event.message)
-            except Exception as exc:
-                log.exception("history writer failed; stopping the worker")
-                await sa.app.crash(exc)
-                raise
-
-    sa.app.agent(sa.topic(submitted_schema.TOPIC), name="advise", concurrency=1)(advise)
-    sa.app.agent(sa.topic(events_schema.TOPIC), name="history", concurrency=1)(history_writer)
+    add_agent(sa, submitted_schema.TOPIC, "advise", rt.handle_submitted)
+    add_agent(sa, events_schema.TOPIC, "history", rt.handle_event)
 
     @sa.app.task  # type: ignore[untyped-decorator]
     async def _warm_advisor() -> None:

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import ssl
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import faust
 
 from schedmate.infra.broker import client_options
+from schedmate.infra.logging import get_logger
 from schedmate.infra.settings import Settings
 from schedmate.schemas import TopicSpec
 
-__all__ = ["StreamsApp", "create_app"]
+__all__ = ["StreamsApp", "add_agent", "create_app"]
+
+log = get_logger(__name__)
 
 
 @dataclass
@@ -89,3 +93,18 @@ def create_app(settings: Settings, bootstrap: str, topics: tuple[TopicSpec, ...]
         for t in topics
     }
     return StreamsApp(app=app, settings=settings, topics=bound, bootstrap=bootstrap, options=client_options(settings))
+
+
+def add_agent(sa: StreamsApp, spec: TopicSpec, name: str, handle: Callable[[Any], Awaitable[None]]) -> None:  # type: ignore[type-arg]
+    """An agent that calls ``handle(message)`` per event; an unexpected error stops the worker uncommitted."""
+
+    async def agent(stream: faust.StreamT) -> None:  # type: ignore[type-arg]
+        async for event in stream.events():
+            try:
+                await handle(event.message)
+            except Exception as exc:
+                log.exception("agent failed; stopping the worker", agent=name)
+                await sa.app.crash(exc)
+                raise
+
+    sa.app.agent(sa.topic(spec), name=name, concurrency=1)(agent)

@@ -16,8 +16,6 @@ import hashlib
 import time
 from typing import TYPE_CHECKING, Any
 
-import faust
-
 from schedmate.agents.diagnosis import Diagnosis, recovery_action
 from schedmate.agents.failure_knn import FailureKnn
 from schedmate.infra.logging import get_logger
@@ -27,7 +25,7 @@ from schedmate.schemas import jobs_failures as failures_schema
 from schedmate.schemas import scheduler_actions as actions_schema
 from schedmate.schemas.jobs_failures import JobFailure
 from schedmate.schemas.scheduler_actions import SchedulerAction
-from schedmate.streams.app import StreamsApp
+from schedmate.streams.app import StreamsApp, add_agent
 from schedmate.streams.deadletter import send_dead_letter
 from schedmate.streams.gpu_health import HARDWARE_XIDS, NVLINK_XIDS, GpuHealth
 
@@ -175,18 +173,7 @@ class DiagnoseRuntime:
 def register_diagnose(sa: StreamsApp, track: TrackRuntime) -> DiagnoseRuntime:
     """Add the diagnose agent, its silence timer and the gpu.samples view to the app."""
     rt = DiagnoseRuntime(sa, track, GpuHealth(sa.bootstrap, sa.options))
-    source = sa.topic(events_schema.TOPIC)
-
-    async def diagnose(stream: faust.StreamT) -> None:  # type: ignore[type-arg]
-        async for event in stream.events():
-            try:
-                await rt.handle(event.message)
-            except Exception as exc:
-                log.exception("diagnose agent failed; stopping the worker")
-                await sa.app.crash(exc)
-                raise
-
-    sa.app.agent(source, name="diagnose", concurrency=1)(diagnose)
+    add_agent(sa, events_schema.TOPIC, "diagnose", rt.handle)
 
     @sa.app.task  # type: ignore[untyped-decorator]
     async def _follow_gpus() -> None:
