@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -137,7 +138,8 @@ async def run_demo(
     demo_dir.mkdir(parents=True, exist_ok=True)
     console.print("[bold]SchedMate demo[/bold]: embedded broker + 1 stream worker + real CPU training jobs "
                   "(one fails, one is resubmitted)")  # fmt: skip
-    async with LocalStack(settings, workers=1, worker_env={"SCHEDMATE_METRICS_INTERVAL_S": "2"}) as stack:
+    quiet = {"SCHEDMATE_LOG_LEVEL": os.environ.get("SCHEDMATE_LOG_LEVEL", "WARNING")}  # the tables are the output
+    async with LocalStack(settings, workers=1, worker_env={"SCHEDMATE_METRICS_INTERVAL_S": "2", **quiet}) as stack:
         cs = stack.client_settings
         console.print(f"broker kafka://{stack.bootstrap}; jobs' logs mirrored in {demo_dir}")
         rows = [_Row(name, new_job_id(name)) for name, _, _ in jobs]
