@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from schedmate.schemas.exceptions import SchedMateError
 
-__all__ = ["AgentError", "EmbeddingModelError", "StoreError"]
+__all__ = ["AgentError", "EmbeddingModelError", "StoreError", "TraceFormatError", "WorkspaceError"]
 
 
 class AgentError(SchedMateError):
@@ -17,3 +17,11 @@ class EmbeddingModelError(AgentError):
 
 class StoreError(AgentError):
     """The LanceDB store cannot be opened or written."""
+
+
+class WorkspaceError(AgentError):
+    """A path outside the job's working directory, or an unreadable file."""
+
+
+class TraceFormatError(AgentError):
+    """A trace file SchedMate cannot read as job history."""

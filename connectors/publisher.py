@@ -9,8 +9,8 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaConnectionError, KafkaError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
-from schedmate.infra.broker import client_options, resolve_bootstrap
 from schedmate.infra.exceptions import BrokerError
+from schedmate.infra.kafka import client_options, resolve_bootstrap
 from schedmate.infra.settings import Settings
 from schedmate.schemas import Event, TopicSpec
 

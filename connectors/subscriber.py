@@ -13,8 +13,8 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaConnectionError
 
-from schedmate.infra.broker import client_options, resolve_bootstrap
 from schedmate.infra.exceptions import BrokerError
+from schedmate.infra.kafka import client_options, resolve_bootstrap
 from schedmate.infra.logging import get_logger
 from schedmate.infra.settings import Settings
 from schedmate.schemas import Event, InvalidEventError, TopicSpec, topic_by_name

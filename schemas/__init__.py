@@ -1,9 +1,13 @@
-"""The contract: one versioned event model per topic, and their JSON Schemas."""
+"""The contract: one versioned event model per topic, and their JSON Schemas.
+
+``ALL_TOPICS`` are the topics subscribers see; ``INTERNAL_TOPICS`` hold agents' own state.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from schedmate.schemas import (
     deadletter,
@@ -16,12 +20,14 @@ from schedmate.schemas import (
     jobs_submitted,
     logs_chunks,
     scheduler_actions,
+    track_state,
 )
 from schedmate.schemas._base import Event, TopicSpec
 from schedmate.schemas.exceptions import InvalidEventError, SchedMateError
 
 __all__ = [
     "ALL_TOPICS",
+    "INTERNAL_TOPICS",
     "Event",
     "InvalidEventError",
     "SchedMateError",
@@ -30,7 +36,7 @@ __all__ = [
     "topic_by_name",
 ]
 
-ALL_TOPICS: tuple[TopicSpec, ...] = (  # type: ignore[type-arg]
+ALL_TOPICS: tuple[TopicSpec[Any], ...] = (
     jobs_submitted.TOPIC,
     jobs_events.TOPIC,
     logs_chunks.TOPIC,
@@ -42,9 +48,10 @@ ALL_TOPICS: tuple[TopicSpec, ...] = (  # type: ignore[type-arg]
     scheduler_actions.TOPIC,
     deadletter.TOPIC,
 )
+INTERNAL_TOPICS: tuple[TopicSpec[Any], ...] = (track_state.TOPIC,)
 
 
-def topic_by_name(name: str) -> TopicSpec:  # type: ignore[type-arg]
+def topic_by_name(name: str) -> TopicSpec[Any]:
     """The topic spec called ``name``; raises with the known names otherwise."""
     for t in ALL_TOPICS:
         if t.name == name:

@@ -48,6 +48,7 @@ class TopicSpec(Generic[E]):
     key_field: str
     partitions: int | None = None  # None: the configured default
     description: str = ""
+    internal: bool = False  # agents' own state: compacted, not part of the subscriber contract
 
     def key_of(self, event: E) -> bytes:
         """The Kafka key of ``event`` (keeps one job's events in one partition)."""

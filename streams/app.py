@@ -1,20 +1,20 @@
-"""The Faust application: topics bound to schemas, worker settings for Tansu and real Kafka."""
+"""The Faust application: topics bound to schemas, worker settings for Tansu and real Kafka, and agents
+that stop the worker (uncommitted) on an unexpected error."""
 
 from __future__ import annotations
 
-import ssl
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import faust
 
-from schedmate.infra.broker import client_options
+from schedmate.infra.kafka import client_options, faust_credentials
 from schedmate.infra.logging import get_logger
 from schedmate.infra.settings import Settings
 from schedmate.schemas import TopicSpec
 
-__all__ = ["StreamsApp", "add_agent", "create_app"]
+__all__ = ["StreamsApp", "add_agent", "add_batch_agent", "create_app"]
 
 log = get_logger(__name__)
 
@@ -29,28 +29,12 @@ class StreamsApp:
     bootstrap: str
     options: dict[str, Any]
 
-    def topic(self, spec: TopicSpec) -> faust.TopicT:  # type: ignore[type-arg]
+    def topic(self, spec: TopicSpec[Any]) -> faust.TopicT:
         """The Faust topic bound to ``spec``."""
         return self.topics[spec.name]
 
 
-def _credentials(settings: Settings) -> Any:
-    if settings.security_protocol == "PLAINTEXT":
-        return None
-    ctx = None
-    if settings.security_protocol in ("SSL", "SASL_SSL"):
-        ctx = ssl.create_default_context(cafile=str(settings.ssl_cafile) if settings.ssl_cafile else None)
-    if settings.security_protocol.startswith("SASL"):
-        return faust.SASLCredentials(
-            username=settings.sasl_username,
-            password=settings.sasl_password.get_secret_value() if settings.sasl_password else None,
-            mechanism=settings.sasl_mechanism or "PLAIN",
-            ssl_context=ctx,
-        )
-    return faust.SSLCredentials(ctx)
-
-
-def create_app(settings: Settings, bootstrap: str, topics: tuple[TopicSpec, ...]) -> StreamsApp:  # type: ignore[type-arg]
+def create_app(settings: Settings, bootstrap: str, topics: Sequence[TopicSpec[Any]]) -> StreamsApp:
     """A Faust app on ``bootstrap`` with raw-bytes topics (decoding is ours, so bad input reaches deadletter).
 
     Settings chosen for the embedded Tansu broker (see ENVIRONMENT.md) that are also valid on Kafka:
@@ -63,7 +47,7 @@ def create_app(settings: Settings, bootstrap: str, topics: tuple[TopicSpec, ...]
     app = faust.App(
         settings.app_id,
         broker=brokers,
-        broker_credentials=_credentials(settings),
+        broker_credentials=faust_credentials(settings),
         store="memory://",
         autodiscover=False,
         topic_partitions=settings.partitions,
@@ -95,16 +79,39 @@ def create_app(settings: Settings, bootstrap: str, topics: tuple[TopicSpec, ...]
     return StreamsApp(app=app, settings=settings, topics=bound, bootstrap=bootstrap, options=client_options(settings))
 
 
-def add_agent(sa: StreamsApp, spec: TopicSpec, name: str, handle: Callable[[Any], Awaitable[None]]) -> None:  # type: ignore[type-arg]
-    """An agent that calls ``handle(message)`` per event; an unexpected error stops the worker uncommitted."""
+async def _or_crash(sa: StreamsApp, name: str, step: Awaitable[None]) -> None:
+    """Await ``step``; an unexpected error stops the worker before the offset is committed (a supervisor
+    restarts it, and it resumes from the committed offsets)."""
+    try:
+        await step
+    except Exception as exc:
+        log.exception("agent failed; stopping the worker", agent=name)
+        await sa.app.crash(exc)
+        raise
 
-    async def agent(stream: faust.StreamT) -> None:  # type: ignore[type-arg]
+
+def add_agent(sa: StreamsApp, spec: TopicSpec[Any], name: str, handle: Callable[[Any], Awaitable[None]]) -> None:
+    """An agent that calls ``handle(message)`` per event."""
+
+    async def agent(stream: faust.StreamT[Any]) -> None:
         async for event in stream.events():
-            try:
-                await handle(event.message)
-            except Exception as exc:
-                log.exception("agent failed; stopping the worker", agent=name)
-                await sa.app.crash(exc)
-                raise
+            await _or_crash(sa, name, handle(event.message))
+
+    sa.app.agent(sa.topic(spec), name=name, concurrency=1)(agent)
+
+
+def add_batch_agent(
+    sa: StreamsApp,
+    spec: TopicSpec[Any],
+    name: str,
+    handle: Callable[[Sequence[Any]], Awaitable[None]],
+    max_events: int = 256,
+    within_s: float = 0.2,
+) -> None:
+    """An agent that calls ``handle(messages)`` per batch (up to ``max_events``, or what came in ``within_s``)."""
+
+    async def agent(stream: faust.StreamT[Any]) -> None:
+        async for events in stream.take_events(max_events, within=within_s):  # type: ignore[attr-defined]
+            await _or_crash(sa, name, handle([e.message for e in events]))
 
     sa.app.agent(sa.topic(spec), name=name, concurrency=1)(agent)

@@ -1,8 +1,10 @@
-"""A worker-local view of recent GPU faults per node, read from gpu.samples (all partitions).
+"""A worker-local view of gpu.samples (all partitions): recent GPU faults per node, GPU usage per job.
 
 gpu.samples is keyed by node, not by job, so every worker reads the whole topic (it is small:
 one sample per GPU per interval) without a consumer group, starting a window back in time,
-and keeps only the fault evidence: Xid events and increases of uncorrectable ECC errors.
+and keeps only what agents ask for: fault evidence (Xid events and increases of uncorrectable
+ECC errors) for the diagnose agent, each job's mean utilisation and peak memory for the
+history writer.
 """
 
 from __future__ import annotations
@@ -18,18 +20,20 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from schedmate.infra.logging import get_logger
 from schedmate.schemas import InvalidEventError
 from schedmate.schemas import gpu_samples as gpu_schema
+from schedmate.streams.runtime import Runtime
 
 __all__ = ["GpuHealth"]
 
 log = get_logger(__name__)
-HARDWARE_XIDS = frozenset({48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 136, 140, *range(144, 160)})
-NVLINK_XIDS = frozenset({74, *range(144, 160)})
 
 
-class GpuHealth:
-    """Follows gpu.samples; answers "what GPU faults did node N report since t?"."""
+class GpuHealth(Runtime):
+    """Follows gpu.samples; answers "what GPU faults did node N report since t?" and "how did job J use its GPUs?"."""
+
+    name = "gpu-health"
 
     def __init__(self, bootstrap: str, options: dict[str, Any] | None = None, window_s: float = 3600.0) -> None:
+        super().__init__()
         self.bootstrap = bootstrap
         self.options = options or {}
         self.window_s = window_s
@@ -78,12 +82,12 @@ class GpuHealth:
             return []
         return [(d, x) for ts, d, x in self._faults.get(node, ()) if ts >= since]
 
-    def start(self) -> None:
+    async def on_start(self) -> None:
         """Follow the topic in the background."""
         if self._task is None:
             self._task = asyncio.ensure_future(self._run())
 
-    async def stop(self) -> None:
+    async def on_stop(self) -> None:
         """Stop following."""
         if self._task is not None:
             self._task.cancel()

@@ -1,12 +1,17 @@
-"""Durable per-job agent state on a Kafka topic, recovered without end offsets.
+"""Durable per-job agent state on an internal topic, recovered without end offsets.
 
-Each state record is keyed by job id and written to the same partition number as the
-input event it follows from, before that input's offset is committed. When a worker is
-assigned a partition it appends a unique *marker* record to the state partition and
-reads the partition from the start until it meets its own marker: everything before
-the marker is the complete state. This avoids ListOffsets "latest", which the embedded
-Tansu broker under-reports (Faust table recovery hangs or loses updates there); on real
-Kafka it works the same way.
+:class:`StateStore` is the mechanism. Each record is keyed by job id and written to the same
+partition number as the input event it follows from, before that input's offset is
+committed. When a worker is assigned a partition it appends a unique *marker* record to the
+state partition and reads the partition from the start until it meets its own marker:
+everything before the marker is the complete state. This avoids ListOffsets "latest", which
+the embedded Tansu broker under-reports (Faust table recovery hangs or loses updates there);
+on real Kafka it works the same way.
+
+:class:`JobStates` is what agents use: one :class:`~schedmate.schemas.track_state.JobState`
+per job, whose parts are owned by different runtimes (the track agent owns ``track``, the
+diagnose agent ``failures``). Each owner registers itself; when a job is first seen on a
+partition every owner loads its part, and a write always carries every owner's part.
 """
 
 from __future__ import annotations
@@ -15,32 +20,41 @@ import asyncio
 import json
 import time
 import uuid
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from pydantic import BaseModel, ValidationError
 
+from schedmate.infra.exceptions import BrokerError
 from schedmate.infra.logging import get_logger
+from schedmate.schemas import track_state
+from schedmate.schemas.track_state import JobState
+from schedmate.streams.runtime import Runtime
 
-__all__ = ["StateStore"]
+__all__ = ["JobStates", "StateOwner", "StateStore"]
 
 log = get_logger(__name__)
 _MARKER_KEY = b"__schedmate_marker__"
 
 
 class StateStore:
-    """Reads and writes per-key JSON state on one topic; one instance per worker."""
+    """Reads and writes per-key state records (bytes) on one topic; one instance per worker."""
 
     def __init__(self, bootstrap: str, topic: str, options: dict[str, Any] | None = None) -> None:
         self.bootstrap = bootstrap
         self.topic = topic
         self.options = options or {}
         self._producer: AIOKafkaProducer | None = None
-        self._ready: dict[int, asyncio.Future[dict[str, dict[str, Any]]]] = {}
+        self._ready: dict[int, asyncio.Future[dict[str, bytes]]] = {}
         self._lock = asyncio.Lock()
+        self._closed = False
 
     async def start(self) -> AIOKafkaProducer:
         """Connect the state producer (idempotent)."""
         async with self._lock:
+            if self._closed:
+                raise BrokerError(f"the {self.topic} store is stopped")
             if self._producer is None:
                 producer = AIOKafkaProducer(
                     bootstrap_servers=self.bootstrap, acks="all", linger_ms=2, max_request_size=8 << 20, **self.options
@@ -50,18 +64,18 @@ class StateStore:
             return self._producer
 
     async def stop(self) -> None:
-        """Flush and close."""
+        """Cancel recoveries, flush and close (later writes are refused)."""
+        self._closed = True
+        for p in list(self._ready):
+            self.forget(p)
         producer, self._producer = self._producer, None
         if producer is not None:
             await producer.stop()
 
-    async def put_many(self, partition: int, states: dict[str, dict[str, Any]]) -> None:
-        """Write states to ``partition`` and wait until the broker stored them."""
+    async def put_many(self, partition: int, states: dict[str, bytes]) -> None:
+        """Write records to ``partition`` and wait until the broker stored them."""
         producer = self._producer or await self.start()
-        futs = [
-            await producer.send(self.topic, json.dumps(v).encode(), key=k.encode(), partition=partition)
-            for k, v in states.items()
-        ]
+        futs = [await producer.send(self.topic, v, key=k.encode(), partition=partition) for k, v in states.items()]
         await asyncio.gather(*futs)
 
     def recover(self, partition: int) -> None:
@@ -76,21 +90,21 @@ class StateStore:
         if fut is not None and not fut.done():
             fut.cancel()
 
-    async def states(self, partition: int) -> dict[str, dict[str, Any]]:
+    async def states(self, partition: int) -> dict[str, bytes]:
         """The recovered states of ``partition`` (waits for recovery; one hand-out per assignment)."""
         if partition not in self._ready:
             self.recover(partition)
         fut = self._ready[partition]
         return await fut
 
-    async def _recover(self, partition: int, timeout_s: float = 60.0) -> dict[str, dict[str, Any]]:
+    async def _recover(self, partition: int, timeout_s: float = 60.0) -> dict[str, bytes]:
         producer = self._producer or await self.start()
         marker = uuid.uuid4().hex.encode()
         await (await producer.send(self.topic, marker, key=_MARKER_KEY, partition=partition))
         consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False, **self.options)
         await consumer.start()
         tp = TopicPartition(self.topic, partition)
-        states: dict[str, dict[str, Any]] = {}
+        states: dict[str, bytes] = {}
         t0 = time.monotonic()
         try:
             consumer.assign([tp])
@@ -105,8 +119,107 @@ class StateStore:
                             return states
                         continue
                     if msg.key is not None and msg.value is not None:
-                        states[msg.key.decode()] = json.loads(msg.value)
+                        states[msg.key.decode()] = msg.value
             log.error("state recovery timed out; continuing with what was read", partition=partition)
             return states
         finally:
             await consumer.stop()
+
+
+class StateOwner(Protocol):
+    """A runtime that owns one part (a field) of every job's :class:`JobState`."""
+
+    part: str
+
+    def restore(self, job_id: str, state: JobState | None) -> None:
+        """Load the job's part (``state`` None: a job new to this partition). Called once per job."""
+        ...
+
+    def dump(self, job_id: str) -> BaseModel:
+        """The job's part as it is now."""
+        ...
+
+    def forget(self, job_id: str) -> None:
+        """Drop the job (its partition moved to another worker)."""
+        ...
+
+
+class JobStates(Runtime):
+    """Per-job state of this worker's partitions, shared by the runtimes that own its parts."""
+
+    name = "job-states"
+
+    def __init__(self, bootstrap: str, options: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        self.store = StateStore(bootstrap, track_state.TOPIC.name, options)
+        self._owners: list[StateOwner] = []
+        self._partition_of: dict[str, int] = {}
+        self._restored: dict[int, dict[str, bytes]] = {}
+
+    def register(self, owner: StateOwner) -> None:
+        """Add the owner of one part."""
+        self._owners.append(owner)
+
+    async def on_stop(self) -> None:
+        await self.store.stop()
+
+    async def ensure(self, partition: int) -> None:
+        """Wait until ``partition``'s states are recovered (once per assignment)."""
+        if partition not in self._restored:
+            self._restored[partition] = await self.store.states(partition)
+
+    def partition_of(self, job_id: str) -> int | None:
+        """The partition ``job_id`` is tracked in, if known here."""
+        return self._partition_of.get(job_id)
+
+    def job(self, job_id: str, partition: int) -> bool:
+        """Make ``job_id`` known (restoring every part on first sight; :meth:`ensure` first); True if new here."""
+        if job_id in self._partition_of:
+            return False
+        self._partition_of[job_id] = partition
+        raw = self._restored.get(partition, {}).pop(job_id, None)
+        state = self._decode(job_id, raw) if raw else None
+        for owner in self._owners:
+            owner.restore(job_id, state)
+        if state is not None:
+            log.info("job state restored", job_id=job_id, partition=partition, lines_total=state.track.lines_total)
+        return True
+
+    @staticmethod
+    def _decode(job_id: str, raw: bytes) -> JobState | None:
+        try:
+            return JobState.of_record(job_id, json.loads(raw))
+        except (ValueError, TypeError, ValidationError) as exc:
+            log.warning("unreadable job state; starting the job afresh", job_id=job_id, error=str(exc)[:300])
+            return None
+
+    def state_of(self, job_id: str) -> JobState:
+        """Every part of ``job_id``'s state as it is now."""
+        return JobState.model_validate({"job_id": job_id, **{o.part: o.dump(job_id) for o in self._owners}})
+
+    async def persist(self, job_ids: Iterable[str]) -> None:
+        """Write the jobs' states (grouped by partition) and wait until the broker stored them."""
+        by_partition: dict[int, dict[str, bytes]] = {}
+        for job_id in job_ids:
+            by_partition.setdefault(self._partition_of[job_id], {})[job_id] = self.state_of(job_id).to_bytes()
+        await asyncio.gather(*(self.store.put_many(p, states) for p, states in by_partition.items()))
+
+    def jobs(self) -> list[str]:
+        """Jobs known here."""
+        return list(self._partition_of)
+
+    def on_assigned(self, partitions: set[int]) -> None:
+        """Start recovering the state of newly assigned partitions."""
+        for p in partitions:
+            self._restored.pop(p, None)
+            self.store.recover(p)
+
+    def on_revoked(self, partitions: set[int]) -> None:
+        """Forget jobs whose partitions moved away (their new owner recovers them)."""
+        for job_id in [j for j, p in self._partition_of.items() if p in partitions]:
+            del self._partition_of[job_id]
+            for owner in self._owners:
+                owner.forget(job_id)
+        for p in partitions:
+            self._restored.pop(p, None)
+            self.store.forget(p)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
-from schedmate.infra.broker import EmbeddedBroker
+from schedmate.infra.run.broker import EmbeddedBroker
 from schedmate.infra.settings import Settings
 from schedmate.schemas import Event, TopicSpec
 

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from schedmate.agents.advisor import FACETS
-from schedmate.agents.history import History
-from schedmate.infra.bench_advise import synthetic_repos
-from schedmate.infra.broker import EmbeddedBroker
+from schedmate.agents.advisor.facets import FACETS
+from schedmate.agents.advisor.history import History
+from schedmate.infra.measure.bench_advise import synthetic_repos
+from schedmate.infra.run.broker import EmbeddedBroker
 from schedmate.schemas.deadletter import TOPIC as DEAD
 from schedmate.schemas.jobs_estimates import TOPIC as ESTIMATES
 from schedmate.schemas.jobs_events import TOPIC as EVENTS

@@ -10,15 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from schedmate.agents.advisor import FACETS, Advisor, command_text, embed_metadata
-from schedmate.agents.embeddings import Embedder
-from schedmate.agents.estimator import estimate
-from schedmate.agents.history import History, HistoryMatch, Outcome
-from schedmate.agents.metadata import extract_metadata
-from schedmate.agents.trace_import import TraceFormatError, import_csv
-from schedmate.agents.versions import VersionCache
-from schedmate.agents.workload_identity import canonical_dataset, model_type_of, task_of
-from schedmate.infra.bench_advise import synthetic_repos
+from schedmate.agents.advisor.advisor import Advisor, command_text
+from schedmate.agents.advisor.estimator import estimate
+from schedmate.agents.advisor.extract.identity import canonical_dataset, model_type_of, task_of
+from schedmate.agents.advisor.extract.metadata import extract_metadata
+from schedmate.agents.advisor.facets import embed_metadata, vector_dim
+from schedmate.agents.advisor.history import History, HistoryMatch, Outcome
+from schedmate.agents.advisor.trace_import import TraceFormatError, import_csv
+from schedmate.agents.advisor.version_cache import VersionCache
+from schedmate.agents.ml.embeddings import Embedder
+from schedmate.infra.measure.bench_advise import synthetic_repos
 from schedmate.schemas.jobs_metadata import WorkloadMetadata
 from schedmate.schemas.jobs_submitted import JobSubmitted
 from tests.conftest import SHARED
@@ -60,7 +61,7 @@ def test_estimator_paths() -> None:
     groups = {("user+gpus", "u", 1): o, ("gpus", 1): o, ("all",): o}
 
     def summary(kind: str, key: tuple[object, ...]) -> object:
-        from schedmate.agents.history import GroupSummary  # noqa: PLC0415
+        from schedmate.agents.advisor.history import GroupSummary  # noqa: PLC0415
 
         members = groups.get((kind, *key))
         return GroupSummary.of(members) if members else None
@@ -100,7 +101,7 @@ def test_trace_import_philly(tmp_path: Path) -> None:
 def test_version_cache_reuses_and_refreshes_changed_fields(tmp_path: Path, embedder: Embedder) -> None:
     """Same repo state → cache; an edited config → only the fields it feeds change; resubmission → at once."""
     (repo, cmd), = synthetic_repos(tmp_path / "r", 1)  # fmt: skip
-    adv = Advisor(History(tmp_path / "db", dim=FACETS * embedder.dim), embedder,
+    adv = Advisor(History(tmp_path / "db", dim=vector_dim(embedder)), embedder,
                   VersionCache(tmp_path / "versions.jsonl"))  # fmt: skip
     argv = shlex.split(cmd)
     a1 = adv.advise(JobSubmitted(job_id="1", user="u1", workdir=str(repo), command=argv))

@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 
-from schedmate.infra import broker as broker_mod
-from schedmate.infra.broker import EmbeddedBroker, resolve_bootstrap
+from schedmate.infra import kafka
 from schedmate.infra.exceptions import BrokerError
+from schedmate.infra.kafka import resolve_bootstrap
+from schedmate.infra.run import broker as broker_mod
+from schedmate.infra.run.broker import EmbeddedBroker
 from schedmate.infra.settings import Settings
 from schedmate.schemas import ALL_TOPICS
 
@@ -63,4 +65,4 @@ async def test_unreachable_broker_is_a_clear_error() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     with pytest.raises(BrokerError, match="cannot reach"):
-        await broker_mod.ensure_topics(f"127.0.0.1:{port}", 1, timeout_s=3)
+        await kafka.ensure_topics(f"127.0.0.1:{port}", 1, timeout_s=3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schedmate.agents.text import clean_line
+from schedmate.agents.logtext.lines import clean_line
 from schedmate.connectors.chunker import ChunkBuilder, LineSplitter, compact_line
 
 

@@ -74,7 +74,7 @@ def test_bad_setting_is_reported() -> None:
 
 def test_advise_json_contract_and_resubmission(tmp_path: Path) -> None:
     """`schedmate advise --json -- CMD` prints the documented keys; a recorded job resubmitted is matched at once."""
-    from schedmate.infra.bench_advise import synthetic_repos  # noqa: PLC0415
+    from schedmate.infra.measure.bench_advise import synthetic_repos  # noqa: PLC0415
 
     ((repo, cmd),) = synthetic_repos(tmp_path / "repos", 1)
     env = dict(os.environ, SCHEDMATE_DATA_DIR=str(tmp_path / "data"))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from schedmate.agents.config_sources import (
+from schedmate.agents.advisor.extract.config_sources import (
     argparse_specs,
     load_structured,
     parse_literal,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from schedmate.infra.broker import EmbeddedBroker
+from schedmate.infra.run.broker import EmbeddedBroker
 from schedmate.schemas.jobs_events import TOPIC as EVENTS
 from schedmate.schemas.jobs_events import JobEvent
 from schedmate.schemas.jobs_failures import TOPIC as FAILURES

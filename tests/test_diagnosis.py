@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from schedmate.agents.diagnosis import Locator, diagnose_lines, recovery_action
-from schedmate.agents.tracebacks import find_tracebacks
+from schedmate.agents.failures.diagnosis import Locator, diagnose_lines, recovery_action
+from schedmate.agents.failures.tracebacks import find_tracebacks
 from tests.conftest import SHARED
 
 FAILURES = SHARED / "eval" / "dev" / "failures"

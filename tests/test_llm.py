@@ -13,9 +13,9 @@ import pytest
 import pytest_asyncio
 from pydantic import BaseModel
 
-from schedmate.agents.diagnosis_llm import diagnose_lines_llm
-from schedmate.agents.llm import CircuitBreaker, LLMClient
-from schedmate.agents.redact import REDACTED, redact
+from schedmate.agents.failures.llm_vote import diagnose_lines_llm
+from schedmate.agents.ml.llm import CircuitBreaker, LLMClient
+from schedmate.agents.ml.redact import REDACTED, redact
 
 HAS_LLAMA = (
     importlib.util.find_spec("llama_cpp") is not None
@@ -90,7 +90,7 @@ async def test_dead_server_falls_back_and_opens_the_circuit() -> None:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def llama(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
     """A real llama.cpp server with the packaged Gemma 3 270M (module-scoped: it takes seconds to load)."""
-    from schedmate.infra.llm_server import LlamaServer, gemma_gguf  # noqa: PLC0415
+    from schedmate.infra.run.llm_server import LlamaServer, gemma_gguf  # noqa: PLC0415
 
     model = gemma_gguf(tmp_path_factory.mktemp("models"))
     async with LlamaServer(model, threads=2) as server:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from schedmate.agents.metadata import extract_metadata
+from schedmate.agents.advisor.extract.metadata import extract_metadata
 
 TRAIN = """
 import argparse
@@ -53,13 +53,13 @@ def test_yaml_llamafactory_style_with_overrides_and_deepspeed(tmp_path: Path) ->
 
 def test_overrides_starting_with_c_are_kept(tmp_path: Path) -> None:
     """Only config-file arguments are set aside; other key=value overrides (even ones starting with c) apply."""
-    from schedmate.agents.launch import parse_command  # noqa: PLC0415
-    from schedmate.agents.metadata import _collect  # noqa: PLC0415
-    from schedmate.agents.workspace import Workspace  # noqa: PLC0415
+    from schedmate.agents.advisor.extract.collect import collect_settings  # noqa: PLC0415
+    from schedmate.agents.advisor.extract.launch import parse_command  # noqa: PLC0415
+    from schedmate.agents.advisor.extract.workspace import Workspace  # noqa: PLC0415
 
     (tmp_path / "train.py").write_text("batch_size = 8\ncompile = True\n")
     (tmp_path / "cfg.py").write_text("batch_size = 16\n")
-    ex = _collect(
+    ex = collect_settings(
         Workspace(tmp_path), parse_command("python train.py cfg.py --batch_size=32 --compile=False --config=x.py")
     )
     assert ex.values["batch_size"].value == 32

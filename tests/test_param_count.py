@@ -14,8 +14,8 @@ import pytest
 import torch
 from torch import nn
 
-from schedmate.agents.param_count import ParamCounter, namespace
-from schedmate.agents.workspace import Workspace
+from schedmate.agents.advisor.extract.param_count import ParamCounter, namespace
+from schedmate.agents.advisor.extract.workspace import Workspace
 
 BLOCKS = """
 import torch

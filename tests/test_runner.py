@@ -10,7 +10,7 @@ import pytest
 from schedmate.connectors.exceptions import ConnectorError
 from schedmate.connectors.publisher import Publisher
 from schedmate.connectors.runner import run_job
-from schedmate.infra.broker import EmbeddedBroker
+from schedmate.infra.run.broker import EmbeddedBroker
 from schedmate.infra.settings import Settings
 from schedmate.schemas.jobs_events import TOPIC as EVENTS
 from schedmate.schemas.jobs_submitted import TOPIC as SUBMITTED

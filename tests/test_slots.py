@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schedmate.agents.progress import JobProgress
-from schedmate.agents.slots import learn_spec, numbers_of, template_key
-from schedmate.agents.tracker import MetricTracker
+from schedmate.agents.logtext.slots import learn_spec, numbers_of, template_key
+from schedmate.agents.tracker.metric_tracker import MetricTracker
+from schedmate.agents.tracker.progress import JobProgress
 
 
 def one_line(line: str) -> dict[str, float]:
@@ -222,11 +222,11 @@ def test_values_come_from_the_line_and_templates_are_stable(step: int, loss: flo
 
 def test_failure_tail_is_bounded() -> None:
     """A job that prints errors forever keeps a bounded tail (the start of the cascade)."""
-    from schedmate.agents.tracker import TAIL_MAX  # noqa: PLC0415
+    from schedmate.agents.failures.tail import TAIL_MAX, FailureTails  # noqa: PLC0415
 
-    t = MetricTracker()
+    tails = FailureTails()
+    t = MetricTracker(line_sink=tails.record)
     t.feed("j", 1, ["step 1 loss 0.5", *(f"ERROR retry {i} " + "x" * 3000 for i in range(5000))])
-    tail = t.job("j").tail
-    first, lines = tail.lines()
+    first, lines = tails.lines("j")
     assert first == 1 and len(lines) == TAIL_MAX
-    assert sum(len(str(x)) for row in tail.to_state() for x in row) < 600_000
+    assert sum(len(str(x)) for row in tails.to_state("j") for x in row) < 600_000

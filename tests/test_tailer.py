@@ -17,7 +17,7 @@ import pytest
 
 from schedmate.connectors.publisher import Publisher
 from schedmate.connectors.tailer import LogTailer
-from schedmate.infra.broker import EmbeddedBroker
+from schedmate.infra.run.broker import EmbeddedBroker
 from schedmate.infra.settings import Settings
 from schedmate.schemas.logs_chunks import TOPIC as CHUNKS
 from schedmate.schemas.logs_chunks import LogChunk

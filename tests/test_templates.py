@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from schedmate.agents.embeddings import Embedder
 from schedmate.agents.exceptions import EmbeddingModelError
-from schedmate.agents.slots import template_key
-from schedmate.agents.store import Store
-from schedmate.agents.templates import TemplateClassifier
-from schedmate.agents.tracker import MetricTracker
+from schedmate.agents.logtext.slots import template_key
+from schedmate.agents.logtext.template_store import Store
+from schedmate.agents.logtext.templates import TemplateClassifier
+from schedmate.agents.ml.embeddings import Embedder
+from schedmate.agents.tracker.metric_tracker import MetricTracker
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +88,8 @@ def test_missing_model_folder_says_what_to_do(tmp_path: Path) -> None:
 
 def test_failure_knn_votes_where_rules_are_silent(embedder: Embedder) -> None:
     """With no signature and an inconclusive traceback, the nearest labelled exemplars decide (path says so)."""
-    from schedmate.agents.diagnosis import diagnose_lines  # noqa: PLC0415
-    from schedmate.agents.failure_knn import FailureKnn  # noqa: PLC0415
+    from schedmate.agents.failures.diagnosis import diagnose_lines  # noqa: PLC0415
+    from schedmate.agents.failures.knn import FailureKnn  # noqa: PLC0415
 
     lines = [
         *(f"step {i} loss 0.5" for i in range(1, 10)),

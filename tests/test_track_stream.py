@@ -13,7 +13,7 @@ import pytest
 
 from schedmate.connectors.publisher import Publisher
 from schedmate.connectors.tailer import LogTailer
-from schedmate.infra.broker import EmbeddedBroker
+from schedmate.infra.run.broker import EmbeddedBroker
 from schedmate.infra.settings import Settings
 from schedmate.schemas.deadletter import TOPIC as DEAD
 from schedmate.schemas.jobs_metrics import TOPIC as METRICS

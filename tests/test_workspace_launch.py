@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from schedmate.agents.launch import parse_command
-from schedmate.agents.workspace import Workspace, WorkspaceError
+from schedmate.agents.advisor.extract.launch import parse_command
+from schedmate.agents.advisor.extract.workspace import Workspace
+from schedmate.agents.exceptions import WorkspaceError
 
 
 @pytest.fixture

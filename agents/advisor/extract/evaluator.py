@@ -1,0 +1,313 @@
+"""A tiny abstract interpreter of the Python a model's ``__init__`` is written in.
+
+It knows arithmetic, containers, comprehensions, loops (bounded), branches, attribute access on
+objects under construction and on config namespaces, module imports inside the workspace and
+a few safe builtins and methods. Calls it cannot resolve go to :meth:`Evaluator._layer`; user
+classes and functions to :meth:`Evaluator._invoke`. Work is bounded by a step budget; anything
+it cannot evaluate is ``UNKNOWN``, and branching or looping on one aborts.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import operator
+from collections.abc import Callable
+from typing import Any, Final
+
+from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Obj, Tensor
+from schedmate.agents.advisor.extract.workspace import Workspace
+
+__all__ = ["Callee", "Evaluator"]
+
+# ("def", class or function node, file), ("module", file or None) or ("ext", dotted name)
+Callee = tuple[str, Any, str]
+
+_BIN: Final[dict[type, Callable[[Any, Any], Any]]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+}  # fmt: skip
+_CMP: Final[dict[type, Callable[[Any, Any], Any]]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+    ast.GtE: operator.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+    ast.Is: operator.is_, ast.IsNot: operator.is_not,
+}  # fmt: skip
+_MAX_ITEMS: Final = 100_000  # longest sequence the evaluator will build
+_BUILTINS: Final[dict[str, Callable[..., Any]]] = {
+    "len": len, "int": int, "float": float, "min": min, "max": max, "range": range, "list": list, "tuple": tuple,
+    "sum": sum, "abs": abs, "zip": lambda *a: list(zip(*a, strict=False)), "enumerate": lambda a: list(enumerate(a)),
+    "reversed": lambda a: list(reversed(a)), "str": str, "bool": bool, "dict": dict, "round": round,
+}  # fmt: skip
+_SAFE_METHODS: Final = frozenset({"append", "extend", "get", "keys", "values", "items", "index", "count", "upper",
+                                  "lower", "split", "strip", "startswith", "endswith", "copy", "insert"})  # fmt: skip
+
+
+class Evaluator:
+    """Statements and expressions; subclasses say what calls and modules mean."""
+
+    def __init__(self, ws: Workspace, max_steps: int) -> None:
+        self.ws = ws
+        self.max_steps = max_steps
+        self._steps = 0
+
+    # --- hooks ------------------------------------------------------------------------------------
+    def _module(self, file: str) -> tuple[ast.Module, dict[str, Any]]:
+        """The parsed module ``file`` and the names it defines at module level."""
+        raise NotImplementedError
+
+    def _invoke(self, callee: Callee, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """Call a user class or function."""
+        raise NotImplementedError
+
+    def _super_init(self, env: dict[str, Any], args: list[Any], kwargs: dict[str, Any], file: str) -> Any:
+        """``super().__init__(...)`` inside the class being built."""
+        raise NotImplementedError
+
+    def _layer(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """A call to something outside the workspace (``nn.Linear(...)``, ``torch.zeros(...)``)."""
+        raise NotImplementedError
+
+    # --- statements -------------------------------------------------------------------------------
+    def _tick(self) -> None:
+        self._steps += 1
+        if self._steps > self.max_steps:
+            raise AbortError("step budget exhausted")
+
+    def _body(self, body: list[ast.stmt], env: dict[str, Any], file: str) -> None:
+        for stmt in body:
+            self._stmt(stmt, env, file)
+
+    def _stmt(self, node: ast.stmt, env: dict[str, Any], file: str, module_level: bool = False) -> None:
+        self._tick()
+        if isinstance(node, ast.ClassDef | ast.FunctionDef):
+            env[node.name] = ("def", node, file)
+        elif isinstance(node, ast.ImportFrom):
+            target = self.ws.module_file(node.module or "", node.level, file)
+            for alias in node.names:
+                name = alias.asname or alias.name
+                if target is None:
+                    sub = self.ws.module_file(f"{node.module or ''}.{alias.name}", node.level, file)
+                    env[name] = ("module", sub) if sub else ("ext", f"{node.module or ''}.{alias.name}")
+                    continue
+                if alias.name == "*":
+                    env.update({k: v for k, v in self._module(target)[1].items() if not k.startswith("_")})
+                    continue
+                menv = self._module(target)[1]
+                if alias.name in menv:
+                    env[name] = menv[alias.name]
+                else:
+                    sub = self.ws.module_file(f"{node.module or ''}.{alias.name}", node.level, file)
+                    env[name] = ("module", sub) if sub else UNKNOWN
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                local = self.ws.module_file(alias.name, 0, file)
+                env[alias.asname or alias.name.split(".")[0]] = ("module", local) if local else ("ext", alias.name)
+        elif module_level and not isinstance(node, ast.Assign | ast.AnnAssign):
+            return
+        elif isinstance(node, ast.Assign):
+            value = self._expr(node.value, env, file)
+            for t in node.targets:
+                self._assign(t, value, env, file)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            self._assign(node.target, self._expr(node.value, env, file), env, file)
+        elif isinstance(node, ast.AugAssign):
+            cur = self._expr(node.target, env, file) if not isinstance(node.target, ast.Name) else env.get(
+                node.target.id, UNKNOWN)  # fmt: skip
+            rhs = self._expr(node.value, env, file)
+            self._assign(node.target, self._binop(type(node.op), cur, rhs), env, file)
+        elif isinstance(node, ast.Expr):
+            self._expr(node.value, env, file)
+        elif isinstance(node, ast.If):
+            test = self._expr(node.test, env, file)
+            if test is UNKNOWN:
+                raise AbortError("branch on an unknown")
+            self._body(node.body if test else node.orelse, env, file)
+        elif isinstance(node, ast.For):
+            it = self._expr(node.iter, env, file)
+            if it is UNKNOWN or isinstance(it, Obj):
+                raise AbortError("loop over an unknown")
+            for item in itertools.islice(it, 10_000):
+                self._assign(node.target, item, env, file)
+                self._body(node.body, env, file)
+        elif isinstance(node, ast.Return):
+            env["__return__"] = self._expr(node.value, env, file) if node.value else None
+        # other statements (assert, raise, with, try, pass, ...) create no layers we can size
+
+    def _assign(self, target: ast.expr, value: Any, env: dict[str, Any], file: str) -> None:
+        if isinstance(target, ast.Name):
+            env[target.id] = value
+        elif isinstance(target, ast.Attribute):
+            obj = self._expr(target.value, env, file)
+            if isinstance(obj, Obj):
+                obj.attrs[target.attr] = value
+        elif isinstance(target, ast.Tuple | ast.List):
+            if value is UNKNOWN or isinstance(value, Obj):
+                for elt in target.elts:
+                    self._assign(elt, UNKNOWN, env, file)
+                return
+            for elt, v in zip(target.elts, list(value), strict=False):
+                self._assign(elt, v, env, file)
+
+    def _binop(self, op: type, a: Any, b: Any) -> Any:
+        if isinstance(a, Tensor) or isinstance(b, Tensor):  # scaling an initial value keeps its size
+            return a if isinstance(a, Tensor) else b
+        if a is UNKNOWN or b is UNKNOWN or op not in _BIN or isinstance(a, Obj) or isinstance(b, Obj):
+            return UNKNOWN
+        if op is ast.Pow and (not isinstance(b, int | float) or abs(b) > 64 or (isinstance(a, int) and abs(a) > 2**64)):
+            return UNKNOWN  # no 10**10**10 from hostile code
+        if op is ast.Mult and any(isinstance(x, list | tuple | str) for x in (a, b)):
+            n = b if isinstance(b, int) else a
+            if not isinstance(n, int) or n > _MAX_ITEMS:
+                return UNKNOWN  # no [0] * 10**9
+        try:
+            out = _BIN[op](a, b)
+        except (TypeError, ValueError, ArithmeticError):
+            return UNKNOWN
+        if isinstance(out, int) and abs(out) > 2**80:
+            return UNKNOWN
+        return out
+
+    def _expr(self, node: ast.expr | None, env: dict[str, Any], file: str) -> Any:
+        self._tick()
+        if node is None:
+            return None
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id in env:
+                return env[node.id]
+            return {"True": True, "False": False, "None": None}.get(node.id, UNKNOWN)
+        if isinstance(node, ast.Attribute):
+            obj = self._expr(node.value, env, file)
+            if isinstance(obj, Obj):
+                return obj.attrs.get(node.attr, UNKNOWN)
+            if isinstance(obj, tuple) and obj and obj[0] == "module" and obj[1]:
+                return self._module(obj[1])[1].get(node.attr, UNKNOWN)
+            if isinstance(obj, tuple) and obj and obj[0] == "ext":
+                return ("ext", f"{obj[1]}.{node.attr}")
+            if isinstance(obj, dict) and node.attr in obj:
+                return obj[node.attr]
+            return UNKNOWN
+        if isinstance(node, ast.BinOp):
+            return self._binop(type(node.op), self._expr(node.left, env, file), self._expr(node.right, env, file))
+        if isinstance(node, ast.UnaryOp):
+            v = self._expr(node.operand, env, file)
+            if v is UNKNOWN:
+                return UNKNOWN
+            if isinstance(node.op, ast.Not):
+                return not v
+            return -v if isinstance(node.op, ast.USub) else v
+        if isinstance(node, ast.BoolOp):
+            vals = [self._expr(v, env, file) for v in node.values]
+            if any(v is UNKNOWN for v in vals):
+                return UNKNOWN
+            out = vals[0]
+            for v in vals[1:]:
+                out = (out and v) if isinstance(node.op, ast.And) else (out or v)
+            return out
+        if isinstance(node, ast.Compare):
+            left = self._expr(node.left, env, file)
+            for op, comp in zip(node.ops, node.comparators, strict=False):
+                right = self._expr(comp, env, file)
+                if left is UNKNOWN or right is UNKNOWN or type(op) not in _CMP:
+                    return UNKNOWN
+                if not _CMP[type(op)](left, right):
+                    return False
+                left = right
+            return True
+        if isinstance(node, ast.IfExp):
+            test = self._expr(node.test, env, file)
+            if test is UNKNOWN:
+                return UNKNOWN
+            return self._expr(node.body if test else node.orelse, env, file)
+        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+            items: list[Any] = []
+            for elt in node.elts:
+                if isinstance(elt, ast.Starred):
+                    v = self._expr(elt.value, env, file)
+                    if v is UNKNOWN:
+                        return UNKNOWN
+                    items.extend(v)
+                else:
+                    items.append(self._expr(elt, env, file))
+            return tuple(items) if isinstance(node, ast.Tuple) else items
+        if isinstance(node, ast.Dict):
+            pairs = zip(node.keys, node.values, strict=False)
+            return {self._expr(k, env, file): self._expr(v, env, file) for k, v in pairs if k is not None}
+        if isinstance(node, ast.Subscript):
+            obj, idx = self._expr(node.value, env, file), self._expr(node.slice, env, file)
+            if obj is UNKNOWN or idx is UNKNOWN or (isinstance(obj, Obj | tuple) and not isinstance(idx, int | slice)):
+                return UNKNOWN
+            try:
+                return obj[idx]
+            except (KeyError, IndexError, TypeError):
+                return UNKNOWN
+        if isinstance(node, ast.Slice):
+            parts = [self._expr(p, env, file) if p else None for p in (node.lower, node.upper, node.step)]
+            return UNKNOWN if UNKNOWN in parts else slice(*parts)
+        if isinstance(node, ast.ListComp | ast.GeneratorExp) and len(node.generators) == 1:
+            gen = node.generators[0]
+            it = self._expr(gen.iter, env, file)
+            if it is UNKNOWN or isinstance(it, Obj):
+                return UNKNOWN
+            out = []
+            local = dict(env)
+            for item in itertools.islice(it, 10_000):
+                self._assign(gen.target, item, local, file)
+                if all(self._expr(c, local, file) for c in gen.ifs):
+                    out.append(self._expr(node.elt, local, file))
+            return out
+        if isinstance(node, ast.Call):
+            return self._call(node, env, file)
+        if isinstance(node, ast.JoinedStr):
+            return UNKNOWN
+        return UNKNOWN
+
+    def _call(self, node: ast.Call, env: dict[str, Any], file: str) -> Any:
+        fn = node.func
+        args: list[Any] = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                v = self._expr(a.value, env, file)
+                args.extend(v if isinstance(v, list | tuple) else [UNKNOWN])
+            else:
+                args.append(self._expr(a, env, file))
+        kwargs: dict[str, Any] = {}
+        for kw in node.keywords:
+            v = self._expr(kw.value, env, file)
+            if kw.arg is None:
+                if isinstance(v, dict):
+                    kwargs.update({str(k): x for k, x in v.items()})
+                elif isinstance(v, Obj):
+                    kwargs.update(v.attrs)
+            else:
+                kwargs[kw.arg] = v
+        name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+        # methods on values we hold
+        if isinstance(fn, ast.Attribute):
+            if name == "__init__" and isinstance(fn.value, ast.Call) and getattr(fn.value.func, "id", "") == "super":
+                return self._super_init(env, args, kwargs, file)
+            target = self._expr(fn.value, env, file)
+            if isinstance(target, list | dict | str) and name in _SAFE_METHODS:
+                return getattr(target, name)(*args, **kwargs)
+            if isinstance(target, tuple) and target and target[0] == "module":
+                callee = self._module(target[1])[1].get(name, UNKNOWN) if target[1] else UNKNOWN
+                if isinstance(callee, tuple) and callee[0] == "def":
+                    return self._invoke(callee, args, kwargs)
+                return UNKNOWN
+            if not (isinstance(target, tuple) and target and target[0] == "ext"):
+                return UNKNOWN
+        else:
+            callee = env.get(name)
+            if isinstance(callee, tuple) and callee and callee[0] == "def":
+                return self._invoke(callee, args, kwargs)
+            if name in _BUILTINS and callee is None:
+                if any(a is UNKNOWN for a in args):
+                    return UNKNOWN
+                if any(isinstance(a, range) and len(a) > _MAX_ITEMS for a in args):
+                    return UNKNOWN  # no list(range(10**12))
+                try:
+                    return _BUILTINS[name](*args, **kwargs)
+                except TypeError:
+                    return UNKNOWN
+        return self._layer(name, args, kwargs)

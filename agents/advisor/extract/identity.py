@@ -1,0 +1,258 @@
+"""What a job trains and on what: model name and type, task, dataset — read from code, never run.
+
+Evidence, strongest first: a pretrained checkpoint id (``model_name_or_path``, ``init_from``,
+``from_pretrained("…")``); the model class the entry script builds (``model = UNet(…)``, a Hydra
+``_target_``) and the layers its definition uses, followed through local imports; the dataset
+settings, data-module and dataset classes; the README's title. Vocabularies are those of
+``WorkloadMetadata`` (see the eval README): families of well-known architectures and datasets,
+nothing keyed to one repository.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Final
+
+from schedmate.agents.advisor.extract.workspace import Workspace
+from schedmate.agents.exceptions import WorkspaceError
+
+__all__ = ["ModelClass", "canonical_dataset", "find_class", "inline_model", "model_type_of", "readme_title", "task_of"]
+
+# Architecture families by name, most specific first; generic CNN names come after structure.
+_SPECIFIC_FAMILIES: Final = (
+    (r"vits\b|synthesizertrn|tacotron|fastspeech|glow-?tts", "vits_tts"),
+    (r"unet2dcondition|diffusion|ddpm|ldm\b|stable-?diffusion", "diffusion_unet"),
+    (r"u-?net", "unet"),
+    (r"yolo|r-?cnn|retinanet|\bdetr\b|\bssd\b|fcos|centernet|detector", "cnn_detector"),
+    (r"\bvit\b|vit[-_]|deit|swin|beit|visiontransformer", "vision_transformer"),
+    (r"roberta|deberta|\bbert|electra|albert|xlm-?r|formaskedlm", "encoder_only_transformer"),
+    (r"gpt|llama|qwen|mistral|mixtral|gemma|\bphi|\bopt-|bloom|falcon|pythia|neox|causallm|olmo|deepseek|"
+     r"starcoder|codegen|baichuan|chatglm|internlm|yi-", "decoder_only_transformer"),
+)  # fmt: skip
+_GENERIC_FAMILIES: Final = (
+    (r"resnet|resnext|vgg|efficientnet|mobilenet|densenet|convnext|alexnet|inception|regnet|\bcnn", "cnn"),
+    (r"lstm|gru\b|\brnn", "rnn"),
+    (r"mlp|perceptron|dense", "mlp"),
+)
+_TASK_BY_TYPE: Final = {
+    "vits_tts": "text_to_speech",
+    "diffusion_unet": "image_generation_diffusion",
+    "unet": "semantic_segmentation",
+    "cnn_detector": "object_detection",
+}
+_HF_HEAD_TASKS: Final = (
+    ("ForQuestionAnswering", "question_answering_finetuning"),
+    ("ForMaskedLM", "masked_language_modeling"),
+    ("ForImageClassification", "image_classification"),
+    ("ForSemanticSegmentation", "semantic_segmentation"),
+    ("ForObjectDetection", "object_detection"),
+)
+# Well-known datasets: (pattern over code/config text, canonical name). Order matters (specific first).
+_DATASETS: Final = (
+    (r"fashion[-_]?mnist", "Fashion-MNIST"),
+    (r"mnist", "MNIST"),
+    (r"cifar[-_]?100", "CIFAR-100"),
+    (r"cifar[-_]?10|cifar", "CIFAR-10"),
+    (r"imagenet|ilsvrc", "ImageNet"),
+    (r"\bcoco\b|mscoco", "COCO"),
+    (r"voc20|pascal[-_ ]?voc|vocdetection|vocsegmentation", "Pascal VOC"),
+    (r"cityscapes", "Cityscapes"),
+    (r"ade20k", "ADE20K"),
+    (r"carvana", "Carvana Image Masking Challenge"),
+    (r"openwebtext", "OpenWebText"),
+    (r"shakespeare_char", "Shakespeare (char-level)"),
+    (r"shakespeare", "Shakespeare"),
+    (r"wikitext[-_]?103", "WikiText-103"),
+    (r"wikitext", "WikiText-2"),
+    (r"\bc4\b", "C4"),
+    (r"the[-_ ]?pile|\bpile\b", "The Pile"),
+    (r"bookcorpus", "BookCorpus"),
+    (r"squad", "SQuAD"),
+    (r"\bglue\b", "GLUE"),
+    (r"\bimdb\b", "IMDB"),
+    (r"ljspeech|lj[-_]?speech|\bljs[_\b]", "LJSpeech"),
+    (r"vctk", "VCTK"),
+    (r"librispeech", "LibriSpeech"),
+    (r"libritts", "LibriTTS"),
+    (r"common[-_ ]?voice", "Common Voice"),
+    (r"celeba", "CelebA"),
+    (r"ffhq", "FFHQ"),
+    (r"lsun", "LSUN"),
+    (r"laion", "LAION"),
+)
+_LAYER_KINDS: Final = (
+    (r"(?:Multihead)?Attention|TransformerEncoder|TransformerDecoder|scaled_dot_product", "transformer"),
+    (r"Conv[123]d|ConvTranspose[123]d", "conv"),
+    (r"LSTM|GRU|RNN", "rnn"),
+    (r"Linear", "linear"),
+)
+
+
+@dataclass
+class ModelClass:
+    """A model class the job builds, where it is defined, and what its definition uses."""
+
+    name: str
+    file: str | None = None
+    line: int | None = None
+    layers: set[str] = field(default_factory=set)  # transformer / conv / rnn / linear
+    layer_calls: list[str] = field(default_factory=list)
+
+
+def find_class(ws: Workspace, name: str, code: str, file: str, depth: int = 0) -> ModelClass | None:
+    """Follow ``code``'s imports (local files only, a few levels) to the definition of class ``name``."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            mc = ModelClass(name, file, node.lineno)
+            _scan_layers(ws, tree, node, file, mc, depth)
+            return mc
+    if depth >= 4:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name or a.name == "*" for a in node.names):
+            original = next((a.name for a in node.names if (a.asname or a.name) == name), name)
+            target = ws.module_file(node.module or "", node.level, file)
+            if target is None:
+                continue
+            try:
+                text = ws.read_text(target)
+            except WorkspaceError:
+                continue
+            found = find_class(ws, original, text, target, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _scan_layers(ws: Workspace, tree: ast.Module, cls: ast.ClassDef, file: str, mc: ModelClass, depth: int) -> None:
+    """The layer kinds a class uses, through the local classes it builds (bounded)."""
+    seen = {mc.name}
+    stack = [cls]
+    while stack and len(seen) < 40:
+        node = stack.pop()
+        for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+            fn = call.func
+            callee = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+            if not callee or not callee[0].isupper():
+                continue
+            mc.layer_calls.append(callee)
+            for pattern, kind in _LAYER_KINDS:
+                if re.fullmatch(rf"(?:{pattern})", callee):
+                    mc.layers.add(kind)
+            if callee in seen:
+                continue
+            seen.add(callee)
+            local = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name == callee), None)
+            if local is not None:
+                stack.append(local)
+            elif isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) and depth < 3:
+                # modules.WN(...) / attentions.Encoder(...): a class in a sibling local module
+                target = ws.module_file(fn.value.id, 0, file)
+                if target is not None:
+                    try:
+                        text = ws.read_text(target)
+                        sub = ast.parse(text)
+                    except (WorkspaceError, SyntaxError):
+                        continue
+                    other = next((c for c in ast.walk(sub) if isinstance(c, ast.ClassDef) and c.name == callee), None)
+                    if other is not None:
+                        stack.append(other)
+
+
+def inline_model(call: ast.Call, file: str) -> ModelClass:
+    """A model built inline (``nn.Sequential(nn.Linear(…), …)``): its layers from the call itself."""
+    mc = ModelClass(name="Sequential", file=file, line=call.lineno)
+    for node in ast.walk(call):
+        if isinstance(node, ast.Call) and node is not call:
+            fn = node.func
+            callee = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+            if callee[:1].isupper():
+                mc.layer_calls.append(callee)
+                for pattern, kind in _LAYER_KINDS:
+                    if re.fullmatch(rf"(?:{pattern})", callee):
+                        mc.layers.add(kind)
+    return mc
+
+
+def model_type_of(names: list[str], mc: ModelClass | None) -> str | None:
+    """The architecture family from names (checkpoint id, class, README title) and the class's layers."""
+    text = " ".join(n for n in names if n).lower()
+    for pattern, kind in _SPECIFIC_FAMILIES:
+        if re.search(pattern, text):
+            return kind
+    if mc is not None and mc.layers:
+        if "transformer" in mc.layers:
+            return "decoder_only_transformer"
+        if "conv" in mc.layers:
+            return "cnn"
+        if "rnn" in mc.layers:
+            return "rnn"
+        if mc.layers == {"linear"}:
+            return "mlp"
+    for pattern, kind in _GENERIC_FAMILIES:
+        if re.search(pattern, text):
+            return kind
+    return None
+
+
+def task_of(model_type: str | None, *, code: str, hints: str, pretrained: bool, stage: str | None) -> str | None:
+    """The training task from the trainer stage, the model family, model heads and wording in code/README."""
+    stages = {"sft": "instruction_finetuning", "dpo": "preference_optimization_dpo", "pt": "language_modeling",
+              "rm": "preference_optimization_dpo", "kto": "preference_optimization_dpo"}  # fmt: skip
+    if stage and stage in stages:
+        return stages[stage]
+    if re.search(r"\bDPOTrainer\b", code):
+        return "preference_optimization_dpo"
+    if re.search(r"\bSFTTrainer\b", code):
+        return "instruction_finetuning"
+    for head, task in _HF_HEAD_TASKS:
+        if head in code:
+            return task
+    if model_type in _TASK_BY_TYPE:
+        return _TASK_BY_TYPE[model_type]
+    low = hints.lower()
+    for pattern, task in (
+        (r"text[-_ ]to[-_ ]speech|\btts\b", "text_to_speech"),
+        (r"semantic segmentation|segmentation", "semantic_segmentation"),
+        (r"object detection", "object_detection"),
+        (r"diffusion", "image_generation_diffusion"),
+    ):
+        if re.search(pattern, low):
+            return task
+    if model_type == "decoder_only_transformer":
+        return "language_model_finetuning" if pretrained else "language_modeling"
+    if model_type == "encoder_only_transformer":
+        return "masked_language_modeling"
+    if model_type in ("cnn", "mlp", "vision_transformer") or re.search(r"num_classes|accuracy|classif", low):
+        return "image_classification"
+    return None
+
+
+def canonical_dataset(text: str) -> str | None:
+    """The canonical name of the first well-known dataset mentioned in ``text``."""
+    low = text.lower()
+    for pattern, name in _DATASETS:
+        if re.search(pattern, low):
+            return name
+    return None
+
+
+def readme_title(ws: Workspace) -> str:
+    """The first Markdown heading of the repository's README (often the model's or the task's name)."""
+    for name in ("README.md", "readme.md", "README.rst", "README"):
+        try:
+            text = ws.read_text(name)
+        except WorkspaceError:
+            continue
+        for line in text.splitlines()[:40]:
+            m = re.match(r"^#\s+(.+)", line.strip())
+            if m and not m.group(1).startswith("!["):
+                return m.group(1).strip()
+        return ""
+    return ""

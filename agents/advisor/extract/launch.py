@@ -1,0 +1,233 @@
+"""Reading a launch command as a user submits it: env assignments, `cd … &&`, launchers, scripts.
+
+Understands ``A=1 B=2 cmd``, ``export A=1; cmd``, ``cd sub && cmd``, ``python [-m mod] script``,
+``torchrun`` / ``python -m torch.distributed.run``, ``deepspeed``, ``accelerate launch``,
+``mpiexec``/``mpirun``, ``srun``, ``llamafactory-cli train``, and ``bash script.sh`` (whose
+training command :func:`follow_shell_script` reads from the workspace). Nothing is run.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Final
+
+from schedmate.agents.advisor.extract.workspace import Workspace
+
+__all__ = ["Launch", "follow_shell_script", "parse_command"]
+
+_ASSIGN: Final = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_SEPARATORS: Final = frozenset({"&&", ";", "||", "|"})
+_LAUNCHER_INT_FLAGS: Final = {
+    "torchrun": {"--nproc_per_node": "nproc", "--nproc-per-node": "nproc", "--nnodes": "nnodes"},
+    "deepspeed": {"--num_gpus": "nproc", "--num-gpus": "nproc", "--num_nodes": "nnodes", "--num-nodes": "nnodes"},
+    "accelerate": {"--num_processes": "world", "--num-processes": "world", "--num_machines": "nnodes",
+                   "--num-machines": "nnodes"},
+    "mpirun": {"-np": "world", "-n": "world", "--np": "world"},
+    "srun": {"--ntasks": "world", "-n": "world", "--gpus": "gpus", "--gpus-per-node": "nproc", "-N": "nnodes",
+             "--nodes": "nnodes"},
+}  # fmt: skip
+# launcher flags that take a value (so the value is not mistaken for the script)
+_VALUE_FLAGS: Final = re.compile(
+    r"^--?(?:nproc[_-]per[_-]node|nnodes|node[_-]rank|master[_-]addr|master[_-]port|rdzv[_-]\w+|num[_-]gpus|"
+    r"num[_-]nodes|include|exclude|hostfile|num[_-]processes|num[_-]machines|config[_-]file|mixed[_-]precision|"
+    r"main[_-]process[_-]\w+|machine[_-]rank|np|n|N|ntasks|nodes|gpus(?:-per-node)?|partition|p|c|cpus-per-task|"
+    r"max[_-]restarts|monitor[_-]interval|log[_-]dir|redirects|tee|role|run[_-]path|dynamo_backend|"
+    r"gpu_ids|deepspeed_config_file|zero_stage|launcher|localhost|H|x)$"
+)
+
+
+@dataclass
+class Launch:
+    """What a command says about how the job runs."""
+
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str = "."
+    launcher: str | None = None  # torchrun, deepspeed, accelerate, mpirun, srun, python, llamafactory-cli, bash
+    module: str | None = None
+    script: str | None = None
+    args: list[str] = field(default_factory=list)
+    launcher_args: list[str] = field(default_factory=list)
+    nproc_per_node: int | None = None
+    nnodes: int | None = None
+    world_size: int | None = None
+
+    @property
+    def visible_gpus(self) -> int | None:
+        """GPUs named by CUDA_VISIBLE_DEVICES, if set."""
+        v = self.env.get("CUDA_VISIBLE_DEVICES")
+        if v is None or v.strip() == "":
+            return None
+        return len([x for x in v.split(",") if x.strip()])
+
+    @property
+    def num_gpus(self) -> int | None:
+        """GPUs the command asks for (processes x nodes, or the visible devices), None if it does not say."""
+        if self.world_size is not None:
+            return self.world_size
+        if self.nproc_per_node is not None:
+            return self.nproc_per_node * (self.nnodes or 1)
+        return self.visible_gpus
+
+
+def _split_commands(tokens: list[str]) -> list[list[str]]:
+    out: list[list[str]] = [[]]
+    for t in tokens:
+        if t in _SEPARATORS:
+            out.append([])
+        else:
+            out[-1].append(t)
+    return [c for c in out if c]
+
+
+def _take_flags(tokens: list[str], launch: Launch, table: dict[str, str]) -> list[str]:
+    """Consume launcher flags; return the tokens from the script on."""
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if not t.startswith("-"):
+            return tokens[i:]
+        name, _, inline = t.partition("=")
+        value = inline if inline else (tokens[i + 1] if i + 1 < len(tokens) and _VALUE_FLAGS.match(name) else None)
+        launch.launcher_args.append(t)
+        if value is not None and not inline:
+            launch.launcher_args.append(value)
+            i += 1
+        kind = table.get(name)
+        if kind and value is not None and value.isdigit():
+            n = int(value)
+            if kind == "nproc":
+                launch.nproc_per_node = n
+            elif kind == "nnodes":
+                launch.nnodes = n
+            elif kind in ("world", "gpus"):
+                launch.world_size = n
+        if name in ("--include",) and value:
+            m = re.search(r":([\d,]+)", value)
+            if m:
+                launch.nproc_per_node = len(m.group(1).split(","))
+        i += 1
+    return []
+
+
+def _python(tokens: list[str], launch: Launch) -> None:
+    """``python [opts] (-m module | script) args``."""
+    i = 0
+    while i < len(tokens) and tokens[i].startswith("-") and tokens[i] != "-m":
+        i += 1
+    rest = tokens[i:]
+    if rest[:1] == ["-m"] and len(rest) > 1:
+        mod = rest[1]
+        if mod in ("torch.distributed.run", "torch.distributed.launch"):
+            launch.launcher = "torchrun"
+            _script_after(_take_flags(rest[2:], launch, _LAUNCHER_INT_FLAGS["torchrun"]), launch)
+            return
+        if mod == "accelerate.commands.launch":
+            launch.launcher = "accelerate"
+            _script_after(_take_flags(rest[2:], launch, _LAUNCHER_INT_FLAGS["accelerate"]), launch)
+            return
+        launch.module, launch.args = mod, rest[2:]
+        return
+    _script_after(rest, launch)
+
+
+def _script_after(tokens: list[str], launch: Launch) -> None:
+    if not tokens:
+        return
+    head = tokens[0]
+    if head == "-m" and len(tokens) > 1:  # torchrun … -m package.module
+        launch.module, launch.args = tokens[1], tokens[2:]
+        return
+    if re.match(r"^(?:python\d?(?:\.\d+)?|.*/python\d?(?:\.\d+)?)$", head):
+        _python(tokens[1:], launch)
+        return
+    launch.script, launch.args = head, tokens[1:]
+
+
+def _strip_assignments(cmd: list[str], launch: Launch) -> list[str]:
+    """Record leading ``NAME=value`` words as environment; return the rest."""
+    i = 0
+    while i < len(cmd) and (m := _ASSIGN.match(cmd[i])):
+        launch.env[m.group(1)] = m.group(2)
+        i += 1
+    return cmd[i:]
+
+
+def parse_command(command: str | list[str]) -> Launch:
+    """Parse a submitted command line (a string as typed, or an argv list)."""
+    if isinstance(command, str):
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
+        tokens = list(lexer)
+    else:
+        tokens = list(command)
+    launch = Launch()
+    for raw in _split_commands(tokens):
+        cmd = _strip_assignments(raw, launch)
+        if not cmd:
+            continue
+        if cmd[0] == "cd" and len(cmd) > 1:
+            launch.cwd = str((launch.cwd + "/" + cmd[1]) if launch.cwd != "." else cmd[1])
+            continue
+        if cmd[0] == "export":
+            for t in cmd[1:]:
+                m = _ASSIGN.match(t)
+                if m:
+                    launch.env[m.group(1)] = m.group(2)
+            continue
+        if cmd[0] == "env":
+            cmd = _strip_assignments(cmd[1:], launch)
+            if not cmd:
+                continue
+        exe = cmd[0].rsplit("/", 1)[-1]
+        if exe in ("torchrun", "deepspeed", "mpirun", "mpiexec", "srun"):
+            launch.launcher = "mpirun" if exe == "mpiexec" else exe
+            _script_after(_take_flags(cmd[1:], launch, _LAUNCHER_INT_FLAGS[launch.launcher]), launch)
+        elif exe == "accelerate" and cmd[1:2] == ["launch"]:
+            launch.launcher = "accelerate"
+            _script_after(_take_flags(cmd[2:], launch, _LAUNCHER_INT_FLAGS["accelerate"]), launch)
+        elif exe.startswith("python"):
+            launch.launcher = launch.launcher or "python"
+            _python(cmd[1:], launch)
+        elif exe in ("bash", "sh", "zsh"):
+            launch.launcher = "bash"
+            rest = [t for t in cmd[1:] if not t.startswith("-")]
+            launch.script, launch.args = (rest[0], rest[1:]) if rest else (None, [])
+        elif exe.endswith(".sh"):
+            launch.launcher, launch.script, launch.args = "bash", cmd[0], cmd[1:]
+        else:
+            launch.launcher, launch.script, launch.args = exe, None, cmd[1:]
+            if exe == "llamafactory-cli":  # llamafactory-cli train [config.yaml] [key=value | --key value ...]
+                rest = cmd[2:]
+                if rest and not rest[0].startswith("-") and "=" not in rest[0]:
+                    launch.script, rest = rest[0], rest[1:]
+                launch.args = rest
+    return launch
+
+
+def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
+    """For ``bash run.sh …``: the launch of the first training command in the script (variables expanded)."""
+    if launch.launcher != "bash" or not launch.script:
+        return launch
+    text = ws.read_text_or_none(launch.script) or ""
+    joined = re.sub(r"\\\n", " ", text)
+    variables: dict[str, str] = {f"{i}": a for i, a in enumerate(launch.args, start=1)}
+    for line in joined.splitlines():
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        s = re.sub(
+            r"\$\{(\w+)(?::-([^}]*))?\}|\$(\w+)",
+            lambda m: variables.get(m.group(1) or m.group(3), m.group(2) or m.group(0)),
+            s,
+        )
+        if m := re.fullmatch(r"(?:export\s+)?(\w+)=(\S*)", s):
+            variables[m.group(1)] = m.group(2).strip("'\"")
+            continue
+        inner = parse_command(s)
+        if inner.launcher in ("python", "torchrun", "deepspeed", "accelerate", "llamafactory-cli", "mpirun", "srun"):
+            inner.env = {**inner.env, **launch.env}
+            return inner
+    return launch

@@ -1,0 +1,172 @@
+"""Static workload metadata from a job's code, configs and command (no LLM).
+
+Reads — never runs — the job's working directory through :class:`Workspace`: the launch
+command (:func:`parse_command`, following a shell script to its training command), every
+setting in override order (:func:`collect_settings`: entry script, argparse, config files,
+Hydra, ``key=value`` overrides, DeepSpeed JSON), then maps them onto :class:`WorkloadMetadata`
+fields, each with its provenance: training length, GPUs and distribution, batch sizes,
+precision, frameworks, and what is trained on what (:func:`identify_workload`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from schedmate.agents.advisor.extract.collect import Extraction, collect_settings
+from schedmate.agents.advisor.extract.config_sources import Value
+from schedmate.agents.advisor.extract.launch import Launch, follow_shell_script, parse_command
+from schedmate.agents.advisor.extract.workload import identify_workload
+from schedmate.agents.advisor.extract.workspace import Workspace
+from schedmate.schemas.jobs_metadata import FieldSource, WorkloadMetadata
+
+__all__ = ["extract_metadata"]
+
+_LR_KEYS = ("learning_rate", "lr", "model.optimizer.lr", "train.learning_rate")
+_BATCH_KEYS = ("per_device_train_batch_size", "batch_size", "train_batch_size", "train.batch_size", "data.batch_size",
+               "batch")  # fmt: skip
+_EPOCH_KEYS = ("num_train_epochs", "epochs", "max_epochs", "trainer.max_epochs", "train.epochs")
+_STEP_KEYS = ("max_steps", "max_iters", "num_steps", "total_steps", "train_steps", "steps")
+_TRAINING_LAUNCHERS = ("python", "llamafactory-cli")
+
+
+class _Taker:
+    """Reads settings into fields, recording where each value came from."""
+
+    def __init__(self, ex: Extraction) -> None:
+        self.ex = ex
+        self.prov: dict[str, FieldSource] = {}
+
+    def take(self, fieldname: str, *keys: str) -> Any:
+        v = self.ex.get(*keys)
+        if v is None:
+            return None
+        self.prov[fieldname] = FieldSource(
+            file=v.source, line=v.line, path="command" if v.source == "command" else "static"
+        )
+        return v.value
+
+
+@dataclass
+class _Setup:
+    num_gpus: int | None
+    distributed: str
+    zero_stage: Value | None
+
+
+def _resolve_launch(root: Workspace, command: str) -> tuple[Workspace, Launch]:
+    launch = parse_command(command)
+    ws = root.sub(launch.cwd) if launch.cwd != "." else root
+    launch = follow_shell_script(ws, launch)
+    if launch.script and Path(launch.script).is_absolute():  # `python /abs/path/train.py`: fine if it is inside
+        with contextlib.suppress(ValueError, OSError):
+            launch.script = Path(launch.script).resolve().relative_to(ws.root).as_posix()
+    return ws, launch
+
+
+def _setup(ex: Extraction) -> _Setup:
+    """How many GPUs the job uses and how it spreads over them."""
+    launch = ex.launch
+    uses_all_visible = re.search(r"device_count\(\)", ex.code) is not None
+    num_gpus = launch.num_gpus
+    devices = ex.get("trainer.devices", "devices")
+    if num_gpus is None and devices is not None and isinstance(devices.value, int):
+        num_gpus = devices.value
+    if num_gpus is None and launch.visible_gpus:
+        num_gpus = launch.visible_gpus
+    if num_gpus is None and launch.launcher in _TRAINING_LAUNCHERS and not uses_all_visible:
+        num_gpus = 1
+    stage = ex.get("deepspeed.zero_optimization.stage")
+    strategy = ex.get("trainer.strategy", "strategy")
+    fsdp = ex.get("fsdp")
+    if stage is not None:
+        distributed = f"deepspeed_zero{int(stage.value)}"
+    elif fsdp is not None and fsdp.value:
+        distributed = "fsdp"
+    elif (num_gpus or 1) > 1 or (strategy is not None and "ddp" in str(strategy.value)):
+        distributed = "ddp"
+    else:
+        distributed = "single_gpu"
+    return _Setup(num_gpus, distributed, stage)
+
+
+def _batch_sizes(ex: Extraction, bs: Any, num_gpus: int | None) -> tuple[int | None, int | None]:
+    """(micro-batch per device, global batch = micro-batch * accumulation * data-parallel ranks)."""
+    if not isinstance(bs, int):
+        return None, None
+    if ex.batch_divided_by_world and num_gpus:
+        bs = bs // num_gpus
+    accum = ex.get("gradient_accumulation_steps")
+    acc = int(accum.value) if accum is not None and isinstance(accum.value, (int, float)) else 1
+    return bs, (bs * acc if ex.per_rank_accum_divided else bs * acc * (num_gpus or 1))
+
+
+def _precision(ex: Extraction) -> str:
+    if (v := ex.get("bf16")) is not None and v.value is True:
+        return "bf16"
+    if (v := ex.get("fp16", "fp16_run", "amp")) is not None and v.value is True:
+        return "fp16"
+    if (v := ex.get("trainer.precision", "precision", "dtype")) is not None:
+        s = str(v.value)
+        return "bf16" if "bf16" in s or "bfloat16" in s else ("fp16" if "16" in s else "fp32")
+    return "fp32"  # autocast/GradScaler with no setting enabling them: full precision
+
+
+def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
+    """The frameworks the job trains with, primary first."""
+    code = ex.code
+    fw: list[str] = []
+    if ex.launch.launcher == "llamafactory-cli":
+        fw += ["LLaMA-Factory", "HF Trainer"]
+        if zero_stage is not None:
+            fw.append("DeepSpeed")
+        if str((ex.get("finetuning_type") or Value(None, "")).value) == "lora":
+            fw.append("PEFT")
+        if str((ex.get("stage") or Value(None, "")).value) in ("dpo", "kto", "orpo", "ppo"):
+            fw.insert(2, "TRL")
+    elif re.search(r"^\s*(?:import|from) (?:lightning|pytorch_lightning)", code, re.M) or ex.get("trainer._target_"):
+        fw += ["Lightning"]
+        if "@hydra.main" in code:
+            fw.append("Hydra")
+    else:
+        fw.append("PyTorch")
+        if re.search(r"from transformers import|import transformers", code):
+            fw.append("HF Transformers")
+    return fw
+
+
+def extract_metadata(workdir: Path, command: str, reads: dict[str, str] | None = None) -> WorkloadMetadata:
+    """The static pass over ``workdir`` for ``command``; ``reads`` collects real path → sha1 of every file read."""
+    ws, launch = _resolve_launch(Workspace(workdir, reads=reads), command)
+    ex = collect_settings(ws, launch)
+    t = _Taker(ex)
+    lr = t.take("learning_rate", *_LR_KEYS)
+    bs = t.take("batch_size_per_device", *_BATCH_KEYS)
+    epochs = t.take("epochs", *_EPOCH_KEYS)
+    max_steps = t.take("max_steps", *_STEP_KEYS)
+    if isinstance(max_steps, (int, float)) and max_steps <= 0:
+        max_steps = None
+    setup = _setup(ex)
+    per_device, global_bs = _batch_sizes(ex, bs, setup.num_gpus)
+    frameworks = _frameworks(ex, setup.zero_stage)
+    ident = identify_workload(ws, ex, t.prov)
+    return WorkloadMetadata(
+        model_name=ident.model_name,
+        model_type=ident.model_type,
+        task=ident.task,
+        params_millions=ident.params_millions,
+        dataset=ident.dataset,
+        batch_size_per_device=per_device,
+        global_batch_size=global_bs,
+        epochs=float(epochs) if isinstance(epochs, (int, float)) and max_steps is None else None,
+        max_steps=int(max_steps) if isinstance(max_steps, (int, float)) else None,
+        learning_rate=float(lr) if isinstance(lr, (int, float)) else None,
+        precision=_precision(ex),
+        framework=frameworks,
+        distributed=setup.distributed,
+        num_gpus=setup.num_gpus,
+        provenance=t.prov,
+    )

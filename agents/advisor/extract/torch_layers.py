@@ -1,0 +1,77 @@
+"""Parameter counts of ``torch.nn`` layers from their constructor arguments (Linear, Conv*,
+ConvTranspose*, norms, Embedding, LSTM/GRU/RNN, ``nn.Parameter(torch.zeros(…))``, weight norm)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Tensor, prod
+
+__all__ = ["torch_call"]
+
+_ZERO_PARAM: Final = frozenset(
+    {"ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "LeakyReLU", "Dropout", "Dropout2d", "Identity", "MaxPool1d",
+     "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "AdaptiveAvgPool1d", "Upsample", "Flatten",
+     "Softmax", "LogSoftmax", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "Mish", "ELU", "Hardtanh"}
+)  # fmt: skip
+
+
+def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int]:
+    """The value of ``torch``/``nn`` call ``name`` and the parameters it creates."""
+
+    def arg(i: int, key: str, default: Any = UNKNOWN) -> Any:
+        v = args[i] if i < len(args) else kw.get(key, default)
+        if v is UNKNOWN:
+            raise AbortError(f"{name}: unknown {key}")
+        return v
+
+    if name in ("weight_norm", "spectral_norm", "remove_weight_norm"):
+        layer = args[0] if args else UNKNOWN
+        if name == "weight_norm" and isinstance(layer, Layer):
+            return layer, layer.out  # weight_g: one gain per output (dim=0)
+        return layer, 0
+    if name in ("zeros", "ones", "randn", "rand", "empty", "Tensor", "FloatTensor"):
+        shape = args[0] if len(args) == 1 and isinstance(args[0], list | tuple) else args
+        return (Tensor(prod(shape)) if all(isinstance(s, int) for s in shape) else UNKNOWN), 0
+    if name == "Parameter":
+        t = args[0] if args else UNKNOWN
+        if isinstance(t, Tensor):
+            return Layer(t.numel), t.numel
+        raise AbortError("parameter of unknown size")
+    if name in ("ModuleList", "Sequential", "ParameterList"):  # containers: members were counted when built
+        return (list(args[0]) if name != "Sequential" and args and isinstance(args[0], list | tuple) else list(args)), 0
+    if name == "ModuleDict":
+        return (dict(args[0]) if args and isinstance(args[0], dict) else {}), 0
+    n, out = 0, 0
+    if name == "Linear":
+        out = arg(1, "out_features")
+        n = arg(0, "in_features") * arg(1, "out_features") + (arg(1, "out_features") if arg(99, "bias", True) else 0)
+    elif name in ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"):
+        dims = int(name[-2])
+        k = arg(2, "kernel_size")
+        ksize = prod(k) if isinstance(k, list | tuple) else k**dims
+        groups = kw.get("groups", args[6] if len(args) > 6 and "Transpose" not in name else 1)
+        cin, cout = arg(0, "in_channels"), arg(1, "out_channels")
+        out = cin if "Transpose" in name else cout  # weight_norm's dim 0 of a transposed conv is its input
+        n = cin * cout * ksize // groups + (cout if kw.get("bias", True) else 0)
+    elif name.startswith(("BatchNorm", "InstanceNorm", "SyncBatchNorm")):
+        affine = kw.get("affine", not name.startswith("InstanceNorm"))
+        n = 2 * arg(0, "num_features") if affine else 0
+    elif name == "LayerNorm":
+        shape = arg(0, "normalized_shape")
+        n = 2 * prod(shape) if kw.get("elementwise_affine", True) else 0
+    elif name == "GroupNorm":
+        n = 2 * arg(1, "num_channels")
+    elif name == "Embedding":
+        n = arg(0, "num_embeddings") * arg(1, "embedding_dim")
+    elif name in ("LSTM", "GRU", "RNN"):
+        gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[name]
+        inp, hid = arg(0, "input_size"), arg(1, "hidden_size")
+        layers, bidir = kw.get("num_layers", 1), 2 if kw.get("bidirectional", False) else 1
+        per = gates * (hid * (inp + hid) + 2 * hid)
+        n = (per + (layers - 1) * gates * (hid * (hid * bidir + hid) + 2 * hid)) * bidir
+    elif name in _ZERO_PARAM:
+        return Layer(0), 0
+    else:
+        return UNKNOWN, 0
+    return Layer(int(n), int(out)), int(n)

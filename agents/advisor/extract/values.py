@@ -1,0 +1,73 @@
+"""The abstract values the parameter counter computes with: unknowns, objects under construction,
+layers and tensors of known size."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+__all__ = ["UNKNOWN", "AbortError", "Layer", "Obj", "Tensor", "namespace", "prod"]
+
+
+class _Unknown:
+    """A value the evaluator cannot know (its truth value aborts the count)."""
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+    def __bool__(self) -> bool:
+        raise AbortError("truth value of an unknown")
+
+
+UNKNOWN: Final = _Unknown()
+
+
+class AbortError(Exception):
+    """Counting cannot be completed faithfully."""
+
+
+@dataclass
+class Obj:
+    """An instance under construction (``self``) or a namespace of config values."""
+
+    attrs: dict[str, Any] = field(default_factory=dict)
+    cls: str = ""
+
+
+@dataclass
+class Layer:
+    """A layer built: its parameters and output width."""
+
+    params: int
+    out: int = 0  # output features/channels (weight_norm adds one gain per output)
+
+
+@dataclass
+class Tensor:
+    """A tensor of known size (an initial value for ``nn.Parameter``)."""
+
+    numel: int
+
+
+def prod(xs: Any) -> int:
+    if isinstance(xs, int):
+        return xs
+    return math.prod(int(x) for x in xs)
+
+
+def namespace(values: dict[str, Any]) -> Obj:
+    """Dotted config keys as nested attribute namespaces (``hps.data.hop_length``, ``args.classes``)."""
+    root = Obj()
+    for key, value in values.items():
+        node = root
+        parts = key.split(".")
+        for p in parts[:-1]:
+            nxt = node.attrs.get(p)
+            if not isinstance(nxt, Obj):
+                nxt = Obj()
+                node.attrs[p] = nxt
+            node = nxt
+        if not isinstance(node.attrs.get(parts[-1]), Obj):
+            node.attrs[parts[-1]] = value
+    return root

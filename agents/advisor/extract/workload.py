@@ -1,0 +1,280 @@
+"""What a job trains and on what: the model (name, type, parameter count), the task and the dataset.
+
+Evidence, strongest first: a pretrained checkpoint id (``model_name_or_path``, ``init_from``,
+``from_pretrained("…")``); the model class the entry script builds (a Hydra ``_target_``, or
+``model = UNet(…)``) followed through local imports, its parameters counted from its ``torch.nn``
+constructors; GPT shape settings; the dataset settings and the README's title.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+from schedmate.agents.advisor.extract.collect import Extraction
+from schedmate.agents.advisor.extract.config_sources import Value
+from schedmate.agents.advisor.extract.identity import (
+    ModelClass,
+    canonical_dataset,
+    find_class,
+    inline_model,
+    model_type_of,
+    readme_title,
+    task_of,
+)
+from schedmate.agents.advisor.extract.param_count import ParamCounter, namespace
+from schedmate.agents.advisor.extract.workspace import Workspace
+from schedmate.schemas.jobs_metadata import FieldSource
+
+__all__ = ["WorkloadIdentity", "identify_workload"]
+
+_DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", "data.name", "data._target_",
+                        "data.training_files", "training_files", "train_files", "data_path", "data_dir")  # fmt: skip
+
+
+@dataclass
+class WorkloadIdentity:
+    """What is trained, on what (None where the code does not say)."""
+
+    model_name: str | None = None
+    model_type: str | None = None
+    task: str | None = None
+    params_millions: float | None = None
+    dataset: str | None = None
+
+
+@dataclass
+class _Model:
+    """The model class the entry script builds, and its parameter count if it could be counted."""
+
+    name: str | None = None
+    cls: ModelClass | None = None
+    count: int | None = None
+
+
+def _source(v: Value) -> FieldSource:
+    return FieldSource(file=v.source, line=v.line, path="command" if v.source == "command" else "static")
+
+
+def _params_from_name(name: str) -> float | None:
+    m = re.search(r"(\d+(?:\.\d+)?)([BM])(?![a-z])", name)
+    if not m:
+        return None
+    n = float(m.group(1))
+    return n * 1000 if m.group(2) == "B" else n
+
+
+def _gpt_params(ex: Extraction, *, char_level: bool = False) -> float | None:
+    n_layer, d = ex.get("n_layer"), ex.get("n_embd")
+    if n_layer is None or d is None:
+        return None
+    vocab = 256 if char_level else 50304  # a character vocabulary is built from the text (< 256 symbols)
+    layers, width = int(n_layer.value), int(d.value)
+    block = ex.get("block_size")
+    pos = int(block.value) * width if block is not None else 0
+    return round((12 * layers * width * width + vocab * width + pos) / 1e6, 1)
+
+
+_ACTIVATIONS: Final = frozenset({"ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "Softmax", "LeakyReLU"})
+_SCRATCH: Final = ("scratch", "resume", "none", "")
+# Sizes of well-known checkpoints whose names do not carry them (millions of parameters).
+_KNOWN_SIZES: Final = {"gpt2": 124.4, "gpt2-medium": 354.8, "gpt2-large": 774.0, "gpt2-xl": 1557.6,
+                       "bert-base": 110.0, "bert-large": 340.0, "roberta-base": 125.0, "roberta-large": 355.0,
+                       "distilbert": 66.0, "t5-small": 60.5, "t5-base": 223.0, "t5-large": 738.0,
+                       "vit-base": 86.0, "vit-large": 304.0}  # fmt: skip
+_MODEL_VAR: Final = re.compile(
+    r"^\s*(?P<var>\w*(?i:model|net|generator|_g)\w*)\s*=\s*(?:\w+\.)*(?P<cls>[A-Z]\w*)\(", re.M
+)
+
+
+def _pretrained(ex: Extraction) -> tuple[str, Value] | None:
+    for key in ("model_name_or_path", "pretrained_model_name_or_path", "model_name", "base_model", "init_from",
+                "model.pretrained_model_name_or_path"):  # fmt: skip
+        found = ex.find(key)
+        if found is not None and isinstance(found[1].value, str) and found[1].value.strip().lower() not in _SCRATCH:
+            return found
+    m = re.search(r"from_pretrained\(\s*['\"]([\w./-]+)['\"]", ex.code)
+    if m:
+        return "from_pretrained", Value(m.group(1), ex.launch.script or "", ex.code[: m.start()].count("\n") + 1)
+    return None
+
+
+def _known_size(name: str) -> float | None:
+    low = name.lower().rsplit("/", 1)[-1]
+    for key in sorted(_KNOWN_SIZES, key=len, reverse=True):
+        if (
+            low == key
+            or low.startswith((f"{key}-", f"{key}_"))
+            or (low.startswith(key) and key.endswith(("-base", "-large")))
+        ):
+            return _KNOWN_SIZES[key]
+    return None
+
+
+def _model_call(ex: Extraction) -> tuple[str, ast.Call] | None:
+    """The constructor call that builds the model in the entry script (``model = UNet(...)``)."""
+    try:
+        tree = ast.parse(ex.code)
+    except SyntaxError:
+        return None
+    for m in _MODEL_VAR.finditer(ex.code):
+        line = ex.code[: m.start("cls")].count("\n") + 1
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or node.lineno != line:
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if name == m.group("cls"):
+                return m.group("cls"), node
+    return None
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _gpt_shape(ex: Extraction) -> str | None:
+    parts = [(ex.get(k), s) for k, s in (("n_layer", "L"), ("n_head", "H"), ("n_embd", "d"))]
+    if all(v is not None for v, _ in parts):
+        return "/".join(f"{v.value}{s}" for v, s in parts if v is not None)
+    return None
+
+
+def _hydra_target(ex: Extraction) -> tuple[str, Value] | None:
+    found = ex.find("model.net._target_", "model._target_", "net._target_")
+    if found is not None and isinstance(found[1].value, str) and "." in found[1].value:
+        return found
+    return None
+
+
+def _model_from_target(
+    ws: Workspace, ex: Extraction, counter: ParamCounter, found: tuple[str, Value], prov: dict[str, FieldSource]
+) -> _Model:
+    """A Hydra ``_target_`` class, built with the settings beside it."""
+    key, target = found
+    module, _, cls = str(target.value).rpartition(".")
+    file = f"{module.replace('.', '/')}.py"
+    if not ws.exists(file):
+        return _Model()
+    mc = find_class(ws, cls, ws.read_text(file), file)
+    prefix = key.rsplit(".", 1)[0] if "." in key else ""
+    kwargs = {
+        k[len(prefix) + 1 :]: v.value
+        for k, v in ex.values.items()
+        if prefix and k.startswith(prefix + ".") and "." not in k[len(prefix) + 1 :] and not k.endswith("_target_")
+    }
+    count = counter.count_class(file, cls, kwargs)
+    sizes = [str(v) for k, v in kwargs.items() if isinstance(v, int) and not isinstance(v, bool)]
+    prov["model_name"] = FieldSource(file=target.source, line=target.line)
+    return _Model(f"{cls} ({'-'.join(sizes)})" if sizes else cls, mc, count)
+
+
+def _model_from_call(
+    ws: Workspace, ex: Extraction, counter: ParamCounter, call: tuple[str, ast.Call], prov: dict[str, FieldSource]
+) -> _Model:
+    """``model = Cls(...)`` in the entry script, its arguments read from the merged settings."""
+    script = ex.launch.script or ""
+    cls, node = call
+    mc = find_class(ws, cls, ex.code, script)
+    if mc is None and cls in ("Sequential", "ModuleList", "ModuleDict"):  # a model built inline
+        mc = inline_model(node, script)
+        cls = f"{cls} ({', '.join(dict.fromkeys(c for c in mc.layer_calls if c not in _ACTIVATIONS))})"
+    env: dict[str, Any] = {}
+    ns = namespace({k: v.value for k, v in ex.values.items()})
+    for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - set(dir(builtins)):
+        env.setdefault(name, ns)  # `args.classes`, `hps.data.hop_length`, `cfg.model`: the merged settings
+    module_env = counter.module_env(script)
+    env = {k: v for k, v in env.items() if k not in module_env}
+    count = counter.count_call(node, env, script)
+    prov["model_name"] = FieldSource(file=script, line=node.lineno)
+    return _Model(cls, mc, count)
+
+
+def _pretrained_name(ex: Extraction, key: str, pretrained: Value) -> str:
+    """The checkpoint id's last part, saying how it is trained (LoRA, full fine-tune, nanoGPT ``init_from``)."""
+    suffix = ""
+    ft = ex.get("finetuning_type")
+    if (ft is not None and ft.value == "lora") or ex.get("lora_rank", "lora_r") is not None:
+        suffix = " + LoRA"
+    elif ft is not None and ft.value == "full":
+        suffix = " (full fine-tune)"
+    return str(pretrained.value).rsplit("/", 1)[-1] + suffix + (" (pretrained)" if key == "init_from" else "")
+
+
+def _described(name: str, family: str, ex: Extraction) -> str:
+    """A class name with the architecture the README names and the GPT shape, where they add something."""
+    details = [name]
+    if family and model_type_of([family], None) and _squash(family) not in _squash(name):
+        details.insert(0, family)  # the README names the architecture (VITS, nanoGPT, U-Net, ...)
+    if shape := _gpt_shape(ex):
+        details.append(shape)
+    return f"{details[0]} ({', '.join(details[1:])})" if len(details) > 1 else name
+
+
+def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | None:
+    for key in _DATASET_KEYS:
+        v = ex.get(key)
+        if v is None or not isinstance(v.value, str) or "${" in v.value:
+            continue
+        canon = canonical_dataset(v.value)
+        if canon is None and key.endswith(("_target_", "_files", "_path", "_dir")):
+            continue
+        prov["dataset"] = _source(v)
+        return canon or v.value.replace(",", " + ")
+    canon = canonical_dataset(ex.code) or canonical_dataset(title)
+    if canon:
+        prov["dataset"] = FieldSource(file=ex.launch.script or "README.md")
+    return canon
+
+
+def _params(ex: Extraction, pretrained: Value | None, dataset: str | None, count: int | None) -> float | None:
+    params = None
+    if pretrained is not None:
+        params = _params_from_name(str(pretrained.value)) or _known_size(str(pretrained.value))
+    if params is None and ex.get("n_layer") is not None:
+        params = _gpt_params(ex, char_level="char" in (dataset or "").lower())
+    if params is None and count:
+        params = float(f"{count / 1e6:.3g}") if count < 1e6 else round(count / 1e6, 1)
+    return params
+
+
+def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource]) -> WorkloadIdentity:
+    """Model name, type, parameters, dataset and task; ``prov`` gets where each came from."""
+    ident = WorkloadIdentity()
+    script = ex.launch.script or ""
+    found_pretrained = _pretrained(ex)
+    title = readme_title(ws)
+    counter = ParamCounter(ws)
+    target = _hydra_target(ex)
+    call = _model_call(ex) if target is None and script.endswith(".py") else None
+    if target is not None:
+        model = _model_from_target(ws, ex, counter, target, prov)
+    elif call is not None:
+        model = _model_from_call(ws, ex, counter, call, prov)
+    else:
+        model = _Model()
+    ident.model_name = model.name
+    pretrained = found_pretrained[1] if found_pretrained else None
+    if found_pretrained is not None:
+        ident.model_name = _pretrained_name(ex, *found_pretrained)
+        prov["model_name"] = _source(found_pretrained[1])
+    family = title.split(":")[0].strip() if title and len(title.split(":")[0]) <= 24 else ""
+    if pretrained is None and ident.model_name:
+        ident.model_name = _described(ident.model_name, family, ex)
+    names = [str(pretrained.value) if pretrained else "", ident.model_name or "", model.cls.name if model.cls else ""]
+    ident.model_type = model_type_of(names, model.cls) or model_type_of([family], None)
+    ident.dataset = _dataset(ex, title, prov)
+    ident.params_millions = _params(ex, pretrained, ident.dataset, model.count)
+    if ident.params_millions is not None:
+        prov["params_millions"] = prov.get("model_name", FieldSource(file=script))
+    stage = ex.get("stage")
+    ident.task = task_of(
+        ident.model_type,
+        code=ex.code,
+        hints=f"{title} {ident.dataset or ''} {ident.model_name or ''}",
+        pretrained=pretrained is not None,
+        stage=str(stage.value) if stage is not None else None,
+    )
+    return ident

@@ -1,0 +1,118 @@
+"""Read-only access to a job's working directory, confined to it.
+
+Users' code is read, never executed or written. Paths are resolved and must stay inside the
+root (no ``..``, no absolute paths, no symlink pointing outside); files over the size cap and
+binary files are refused; directory walks skip symlinked directories, hidden folders and
+virtual environments and stop at a file-count cap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from typing import Final
+
+from schedmate.agents.exceptions import WorkspaceError
+
+__all__ = ["TEXT_SUFFIXES", "Workspace"]
+
+_SKIP_DIRS: Final = frozenset(
+    {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", "env", ".mypy_cache", ".pytest_cache",
+     ".tox", "site-packages", "wandb", "outputs"}
+)  # fmt: skip
+TEXT_SUFFIXES: Final = (".py", ".yaml", ".yml", ".json", ".toml", ".sh", ".cfg", ".ini", ".txt", ".md")
+
+
+class Workspace:
+    """A confined, read-only view of ``root``."""
+
+    def __init__(
+        self, root: Path, max_file_bytes: int = 1_000_000, max_files: int = 5_000, reads: dict[str, str] | None = None
+    ) -> None:
+        try:
+            self.root = root.resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            raise WorkspaceError(f"working directory {root} does not exist or cannot be resolved") from exc
+        if not self.root.is_dir():
+            raise WorkspaceError(f"working directory {root} is not a directory")
+        self.max_file_bytes = max_file_bytes
+        self.max_files = max_files
+        self.reads = reads if reads is not None else {}  # real path → sha1 of every file read (version manager)
+
+    def resolve(self, rel: str | Path) -> Path:
+        """The real path of ``rel`` inside the root; raises :class:`WorkspaceError` if it escapes."""
+        rel_path = Path(rel)
+        if rel_path.is_absolute():
+            raise WorkspaceError(f"{rel}: absolute paths are outside the job's working directory")
+        try:
+            real = (self.root / rel_path).resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            raise WorkspaceError(f"{rel}: no such file in the job's working directory") from exc
+        if real != self.root and self.root not in real.parents:
+            raise WorkspaceError(f"{rel}: resolves outside the job's working directory")
+        return real
+
+    def exists(self, rel: str | Path) -> bool:
+        """Whether ``rel`` is a readable file inside the root."""
+        try:
+            return self.resolve(rel).is_file()
+        except WorkspaceError:
+            return False
+
+    def read_text(self, rel: str | Path) -> str:
+        """Text of a file inside the root (refuses big and binary files)."""
+        path = self.resolve(rel)
+        if not path.is_file():
+            raise WorkspaceError(f"{rel}: not a regular file")
+        size = path.stat().st_size
+        if size > self.max_file_bytes:
+            raise WorkspaceError(f"{rel}: {size} bytes is over the {self.max_file_bytes}-byte limit")
+        with path.open("rb") as fh:
+            data = fh.read(self.max_file_bytes + 1)
+        if b"\x00" in data[:8192]:
+            raise WorkspaceError(f"{rel}: binary file")
+        self.reads[str(path)] = hashlib.sha1(data, usedforsecurity=False).hexdigest()
+        return data.decode("utf-8", errors="replace")
+
+    def read_text_or_none(self, rel: str | Path) -> str | None:
+        """Text of a file inside the root, or None where :meth:`read_text` would refuse it."""
+        try:
+            return self.read_text(rel)
+        except WorkspaceError:
+            return None
+
+    def module_file(self, module: str, level: int, importer: str) -> str | None:
+        """The local file of ``module`` imported (``level`` dots) from ``importer``; None if not in the workspace."""
+        base = PurePosixPath(importer).parent
+        parts = [p for p in module.split(".") if p]
+        roots = [base] if level else [base, PurePosixPath()]
+        if level > 1:
+            roots = [base.parents[level - 2]] if len(base.parents) >= level - 1 else []
+        for root in roots:
+            stem = "/".join(p for p in [*root.parts, *parts] if p not in ("", "."))
+            for cand in (f"{stem}.py", f"{stem}/__init__.py"):
+                if self.exists(cand):
+                    return cand
+        return None
+
+    def sub(self, rel: str) -> Workspace:
+        """A workspace for a folder inside this one, recording reads in the same place."""
+        return Workspace(self.resolve(rel), self.max_file_bytes, self.max_files, self.reads)
+
+    def files(self, suffixes: tuple[str, ...] = TEXT_SUFFIXES) -> Iterator[str]:
+        """Relative paths of text files of interest (bounded walk, no symlinked dirs)."""
+        count = 0
+        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+            for name in sorted(filenames):
+                if not name.endswith(suffixes):
+                    continue
+                rel = os.path.relpath(os.path.join(dirpath, name), self.root)  # noqa: PTH118
+                if not self.exists(rel):
+                    continue  # a symlink pointing outside, or a broken one
+                yield rel
+                count += 1
+                if count >= self.max_files:
+                    return

@@ -1,0 +1,36 @@
+"""Recovery actions: a fixed allowlist, chosen from a diagnosis only with enough evidence."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from schedmate.schemas.jobs_failures import FailureCategory, InfraComponent
+from schedmate.schemas.scheduler_actions import ActionKind
+
+__all__ = ["NODE_ACTIONS", "recovery_action"]
+
+# Actions that name a node (exclude it, or drain it).
+NODE_ACTIONS: Final[frozenset[ActionKind]] = frozenset({"requeue_excluding_node", "drain_node_and_requeue"})
+
+_ACTIONS: Final[dict[InfraComponent, ActionKind]] = {
+    "gpu": "drain_node_and_requeue",
+    "nvlink": "drain_node_and_requeue",
+    "node": "drain_node_and_requeue",
+    "network": "requeue_excluding_node",
+    "storage": "requeue",
+    "other": "requeue",
+}
+
+
+def recovery_action(
+    category: FailureCategory, component: InfraComponent | None, node: str | None, confidence: float
+) -> ActionKind:
+    """An action from the fixed allowlist, only with enough evidence."""
+    if category == "infrastructure" and confidence >= 0.6:
+        action = _ACTIONS.get(component or "other", "requeue")
+        if action in NODE_ACTIONS and node is None:
+            return "requeue"  # cannot exclude or drain an unnamed node
+        return action
+    if category in ("user_script", "framework") and confidence >= 0.5:
+        return "notify_user"
+    return "none"

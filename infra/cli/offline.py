@@ -1,0 +1,85 @@
+"""Offline commands (no broker): what the agents say about one log or one job, with the agents' own code."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from schedmate.infra.cli._common import JSON_OPTION, app, fail, print_fields, run_async, settings
+from schedmate.infra.exceptions import ConfigError
+from schedmate.schemas.exceptions import SchedMateError
+
+__all__ = ["advise", "diagnose", "metrics"]
+
+
+@app.command()
+def metrics(
+    logfile: Annotated[Path, typer.Argument(help="A training log.", exists=True, dir_okay=False)],
+    as_json: Annotated[bool, JSON_OPTION] = False,
+) -> None:
+    """Latest training progress in LOGFILE (same code path as the track agent)."""
+    from schedmate.agents.tracker.metric_tracker import metrics_of_file  # noqa: PLC0415
+
+    print_fields(metrics_of_file(logfile).as_dict(), as_json, width=14)
+
+
+@app.command()
+def diagnose(
+    logfile: Annotated[Path, typer.Argument(help="A failed job's log.", exists=True, dir_okay=False)],
+    as_json: Annotated[bool, JSON_OPTION] = False,
+) -> None:
+    """Locate and classify the root cause of a failed job's log, and pick a recovery action."""
+    from schedmate.agents.failures.knn import FailureKnn  # noqa: PLC0415
+    from schedmate.agents.failures.llm_vote import diagnose_lines_llm  # noqa: PLC0415
+    from schedmate.agents.logtext.lines import split_physical_lines  # noqa: PLC0415
+    from schedmate.agents.ml.embeddings import Embedder  # noqa: PLC0415
+    from schedmate.agents.ml.llm import client_from_settings  # noqa: PLC0415
+
+    s = settings(quiet=True)
+    llm = client_from_settings(s)
+    knn = FailureKnn(Embedder(s.embedding_model, s.embedding_backend))  # the model loads only if needed
+    d = run_async(diagnose_lines_llm(split_physical_lines(logfile.read_bytes()), llm, knn=knn))
+    assert d is not None
+    print_fields(d.as_dict(), as_json, width=17)
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def advise(
+    ctx: typer.Context,
+    workdir: Annotated[Path, typer.Option(help="The job's working directory (read, never run or written).")] = Path(),
+    as_json: Annotated[bool, JSON_OPTION] = False,
+    user: Annotated[str, typer.Option(help="Submitting user (default: $USER).")] = "",
+    name: Annotated[str, typer.Option(help="Job name, as the scheduler knows it.")] = "",
+    gpus: Annotated[int, typer.Option(help="GPUs requested, as the scheduler knows it.")] = 0,
+    cluster: Annotated[str, typer.Option(help="Cluster or virtual cluster.")] = "",
+    job_id: Annotated[str | None, typer.Option(help="Job id (default: a fresh one).")] = None,
+    record: Annotated[bool, typer.Option(help="Add the submission to the history (as a pending job).")] = False,
+) -> None:
+    """Metadata and a duration/GPU estimate for `-- CMD...` run from WORKDIR, as the advise agent computes them."""
+    from schedmate.agents.advisor.advisor import Advisor  # noqa: PLC0415
+    from schedmate.connectors.runner import new_job_id  # noqa: PLC0415
+    from schedmate.schemas.jobs_submitted import JobSubmitted  # noqa: PLC0415
+
+    if not ctx.args:
+        fail(ConfigError("give the job's command after `--`, e.g. schedmate advise --workdir . -- python train.py"))
+    s = settings(quiet=True)
+    try:
+        advisor = Advisor.from_settings(s)
+        sub = JobSubmitted(job_id=job_id or new_job_id("advise"), user=user or os.environ.get("USER", ""), name=name,
+                           command=list(ctx.args), workdir=str(workdir), num_gpus=gpus, cluster=cluster)  # fmt: skip
+        advisor.warm_up()  # model load and history views: process start-up, not advisor latency
+        out = advisor.advise(sub, record=record).as_dict()
+    except SchedMateError as exc:
+        fail(exc)
+    if as_json:
+        print_fields(out, as_json=True)
+        return
+    for section in ("metadata", "estimate"):
+        typer.secho(section, bold=True)
+        for k, v in out[section].items():
+            typer.echo(f"  {k:>22}: {'—' if v is None else v}")
+    for k in ("resubmission_of", "path", "elapsed_s"):
+        typer.echo(f"{k}: {out[k]}")

@@ -1,0 +1,100 @@
+"""``schedmate eval advise``: metadata accuracy per field against labels, and retrieval on labelled pairs.
+
+Scoring follows ../shared/eval/README.md: numbers exact (``params_millions`` within ±15%),
+vocabulary fields exact, ``framework`` as the whole list, and any answer listed under
+``acceptable`` also counts. ``model_name`` and ``dataset`` are free text: an answer is right when
+its first word and at least half of its words (lower-cased, ``-``/``_`` inside words dropped)
+occur in the label. Retrieval: every pair's cosine between the two jobs' metadata vectors; a
+"similar" pair (resubmission or same workload) must score above every "different" pair.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from schedmate.agents.advisor.extract.metadata import extract_metadata
+from schedmate.agents.advisor.facets import embed_metadata
+from schedmate.agents.ml.embeddings import Embedder
+from schedmate.infra.settings import Settings
+
+__all__ = ["FIELDS", "evaluate_advise", "field_right"]
+
+FIELDS = ("model_name", "model_type", "task", "params_millions", "dataset", "batch_size_per_device",
+          "global_batch_size", "epochs", "max_steps", "learning_rate", "precision", "framework", "distributed",
+          "num_gpus")  # fmt: skip
+
+
+def _words(text: Any) -> list[str]:
+    s = re.sub(r"(?<=[a-z0-9])[-_](?=[a-z0-9])", "", str(text).lower())
+    return [t for t in re.split(r"[^a-z0-9.]+", s) if t.strip(".")]
+
+
+def field_right(field: str, got: Any, want: Any) -> bool:
+    """Whether ``got`` counts as ``want`` for ``field``."""
+    if isinstance(want, bool) or isinstance(got, bool):
+        return bool(got == want)
+    if isinstance(want, (int, float)) and isinstance(got, (int, float)):
+        tol = 0.15 * abs(want) if field == "params_millions" else 1e-9 * max(1.0, abs(want))
+        return abs(got - want) <= tol
+    if field in ("model_name", "dataset") and got:
+        g, w = _words(got), set(_words(want))
+        return bool(g) and g[0] in w and sum(t in w for t in g) >= len(g) / 2
+    return bool(got == want)
+
+
+def evaluate_advise(settings: Settings, repos: Path, root: Path, pairs: Path | None) -> dict[str, Any]:
+    """Score the static metadata pass on ``repos`` (workdirs under ``root``) and retrieval on ``pairs``."""
+    records = [json.loads(line) for line in repos.read_text().splitlines() if line.strip()]
+    per: dict[str, list[int]] = {f: [0, 0] for f in FIELDS}
+    results, metas = [], {}
+    for r in records:
+        meta = extract_metadata(root / r["workdir"], r["command"])
+        metas[r["id"]] = meta
+        got = meta.model_dump()
+        wrong = []
+        for f in FIELDS:
+            want = r["expected"].get(f)
+            if want is None:
+                continue
+            ok = any(field_right(f, got.get(f), w) for w in [want, *r.get("acceptable", {}).get(f, [])])
+            per[f][0] += ok
+            per[f][1] += 1
+            if not ok:
+                wrong.append(f"{f}: got {got.get(f)!r}, want {want!r}")
+        results.append(
+            {"id": r["id"], "wrong": wrong, "metadata": meta.model_dump(mode="json", exclude={"provenance"})}
+        )
+    right, total = sum(a for a, _ in per.values()), sum(b for _, b in per.values())
+    out: dict[str, Any] = {
+        "results": results,
+        "per_field": {f: f"{a}/{b}" for f, (a, b) in per.items() if b},
+        "right": right,
+        "total": total,
+        "share": right / total if total else 0.0,
+    }
+    if pairs is not None:
+        labelled = [json.loads(line) for line in pairs.read_text().splitlines() if line.strip()]
+        ids = sorted({p[k] for p in labelled for k in ("id_a", "id_b") if p[k] in metas})
+        vecs = embed_metadata(Embedder(settings.embedding_model, settings.embedding_backend), [metas[i] for i in ids])
+        index = {i: n for n, i in enumerate(ids)}
+        scored = []
+        for p in labelled:
+            if p["id_a"] in index and p["id_b"] in index:
+                cos = float(np.dot(vecs[index[p["id_a"]]], vecs[index[p["id_b"]]]))
+                scored.append({**{k: p[k] for k in ("id_a", "id_b", "relation")}, "cosine": round(cos, 4)})
+        similar = [p["cosine"] for p in scored if p["relation"] != "different_workload"]
+        different = [p["cosine"] for p in scored if p["relation"] == "different_workload"]
+        thr = settings.advise_threshold
+        out["retrieval"] = {
+            "pairs": scored,
+            "comparisons": len(similar) * len(different),
+            "ordered_right": sum(s > d for s in similar for d in different),
+            "threshold": thr,
+            "threshold_right": sum((p["cosine"] >= thr) == (p["relation"] != "different_workload") for p in scored),
+        }
+    return out

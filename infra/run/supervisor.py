@@ -1,0 +1,110 @@
+"""Running a local stack: the embedded broker plus stream-worker processes, restarted if they crash."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from types import TracebackType
+
+from schedmate.infra.kafka import client_options, ensure_topics, resolve_bootstrap
+from schedmate.infra.logging import get_logger
+from schedmate.infra.processes import terminate
+from schedmate.infra.run.broker import EmbeddedBroker
+from schedmate.infra.settings import Settings
+
+__all__ = ["LocalStack", "run_up"]
+
+log = get_logger(__name__)
+
+
+class LocalStack:
+    """Broker (embedded unless SCHEDMATE_BROKER names one) and ``workers`` worker processes."""
+
+    def __init__(self, settings: Settings, workers: int = 1, worker_env: dict[str, str] | None = None) -> None:
+        self.settings = settings
+        self.n_workers = workers
+        self.worker_env = worker_env or {}
+        self.broker: EmbeddedBroker | None = None
+        self.bootstrap = ""
+        self.procs: list[asyncio.subprocess.Process] = []
+        self._stopping = False
+        self._watch: asyncio.Task[None] | None = None
+
+    @property
+    def client_settings(self) -> Settings:
+        """Settings that point clients at this stack's broker."""
+        return self.settings.model_copy(update={"broker": f"kafka://{self.bootstrap}"})
+
+    async def start(self) -> LocalStack:
+        """Start the broker (if embedded) and the workers."""
+        s = self.settings
+        if s.broker == "embedded":
+            self.broker = await EmbeddedBroker(s.partitions, state_file=s.broker_state_file).start()
+            self.bootstrap = self.broker.bootstrap
+        else:
+            self.bootstrap = resolve_bootstrap(s)
+            await ensure_topics(self.bootstrap, s.partitions, client_options(s))
+        for i in range(self.n_workers):
+            self.procs.append(await self._spawn(i))
+        self._watch = asyncio.get_running_loop().create_task(self._supervise())
+        return self
+
+    async def _spawn(self, i: int) -> asyncio.subprocess.Process:
+        env = dict(os.environ, **self.worker_env)
+        env["SCHEDMATE_BROKER"] = f"kafka://{self.bootstrap}"
+        env["SCHEDMATE_PARTITIONS"] = str(self.settings.partitions)
+        env["SCHEDMATE_DATA_DIR"] = str(self.settings.data_dir)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "schedmate.infra.cli", "worker", env=env, stdin=asyncio.subprocess.DEVNULL
+        )
+        log.info("worker started", worker=i, pid=proc.pid)
+        return proc
+
+    async def _supervise(self) -> None:
+        while not self._stopping:
+            await asyncio.sleep(1.0)
+            for i, p in enumerate(self.procs):
+                if p.returncode is not None and not self._stopping:
+                    log.warning("worker exited; restarting it", worker=i, exit_code=p.returncode)
+                    self.procs[i] = await self._spawn(i)
+
+    async def stop(self) -> None:
+        """SIGTERM the workers (they drain and commit), then stop the broker."""
+        self._stopping = True
+        if self._watch is not None:
+            self._watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch
+        await terminate(self.procs, 20.0)
+        self.procs.clear()
+        if self.broker is not None:
+            await self.broker.stop()
+            self.broker = None
+
+    async def __aenter__(self) -> LocalStack:
+        return await self.start()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+
+async def run_up(settings: Settings, workers: int) -> None:
+    """`schedmate up`: run the stack until SIGINT/SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with LocalStack(settings, workers) as stack:
+        print(
+            f"SchedMate is up: broker kafka://{stack.bootstrap}, {workers} worker(s), data in {settings.data_dir}\n"
+            "  stream a job:  schedmate run -- python train.py   |   cmd | schedmate logs push --job J\n"
+            "  follow it:     schedmate watch jobs.metrics\n"
+            "Ctrl-C stops everything.",
+            flush=True,
+        )
+        await stop.wait()
