@@ -1,4 +1,6 @@
-"""Cutting a byte stream into physical lines and the lines into chunks (by count, bytes and time)."""
+"""Cutting a byte stream into physical lines and the lines into chunks (by count, bytes and time).
+
+:class:`LineChunkStream` puts the two together for every log connector (runner, push, tailer)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from dataclasses import dataclass, field
 
 from schedmate.schemas.logs_chunks import LogChunk
 
-__all__ = ["ChunkBuilder", "LineSplitter", "compact_line"]
+__all__ = ["ChunkBuilder", "Cut", "LineChunkStream", "LineSplitter", "compact_line"]
 
 MAX_LINE_BYTES = 64 * 1024
 
@@ -131,3 +133,86 @@ class ChunkBuilder:
         self.next_line += len(self._lines)
         self._lines, self._bytes, self._since = [], 0, None
         return chunk
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """A chunk ready to publish and the bytes of the stream it covers (``start``..``end``)."""
+
+    chunk: LogChunk
+    start: int  # offset of the chunk's first line
+    end: int  # offset after its last line (and its newline)
+
+
+class LineChunkStream:
+    """One log source's bytes in, :class:`LogChunk` s out — what every log connector does.
+
+    Physical lines (bounded), chunks cut by count, bytes or age, the live unfinished line sent
+    as ``partial`` whenever it changes (never the same one twice), and an EOF chunk at the end.
+    Each chunk comes with the byte range it covers, for connectors that checkpoint positions.
+    """
+
+    def __init__(
+        self,
+        job_id: str,
+        source: str = "stdout",
+        node: str | None = None,
+        max_lines: int = 500,
+        max_age_s: float = 0.5,
+        next_line: int = 1,
+        seq: int = 0,
+        offset: int = 0,
+    ) -> None:
+        self.builder = ChunkBuilder(job_id, source=source, node=node, max_lines=max_lines, max_age_s=max_age_s,
+                                    next_line=next_line, seq=seq)  # fmt: skip
+        self.reset(offset)
+
+    def reset(self, offset: int = 0, next_line: int | None = None, seq: int | None = None) -> None:
+        """Continue at byte ``offset`` of a new or truncated file: the unfinished line and buffered lines are dropped;
+        line and chunk numbering continue (or restart at ``next_line`` / ``seq``)."""
+        self.splitter = LineSplitter()
+        self.builder.take()  # nothing buffered survives a reset
+        if next_line is not None:
+            self.builder.next_line = next_line
+        if seq is not None:
+            self.builder.seq = seq
+        self.pos = self._chunk_start = self._line_end = offset
+        self._last_partial: str | None = None
+
+    def _cut(self, chunk: LogChunk) -> Cut:
+        cut = Cut(chunk, self._chunk_start, self._line_end)
+        self._chunk_start = self._line_end
+        return cut
+
+    def feed(self, data: bytes) -> list[Cut]:
+        """Chunks that are full after ``data``."""
+        self.pos += len(data)
+        out = []
+        for text, raw_len in self.splitter.feed_sized(data):
+            self._line_end += raw_len + 1
+            out.extend(self._cut(c) for c in self.builder.add([text]))
+        return out
+
+    def due(self) -> Cut | None:
+        """A chunk of lines older than the age limit, or of a live line that changed since it was last sent."""
+        partial = self.splitter.partial
+        changed = partial is not None and partial != self._last_partial
+        if not (self.builder.due() or changed):
+            return None
+        chunk = self.builder.take(partial=partial if changed else None)
+        if chunk is None:
+            return None
+        self._last_partial = partial
+        return self._cut(chunk)
+
+    def finish(self) -> list[Cut]:
+        """At end of stream: the unfinished line as a last line, then the EOF chunk."""
+        out = []
+        tail = self.splitter.flush()
+        if tail:
+            self._line_end = self.pos  # an unterminated last line ends where the stream does
+            out.extend(self._cut(c) for c in self.builder.add(tail))
+        last = self.builder.take(eof=True)
+        if last is not None:
+            out.append(self._cut(last))
+        return out

@@ -7,7 +7,7 @@ import contextlib
 import signal
 import sys
 
-from schedmate.connectors.chunker import ChunkBuilder, LineSplitter
+from schedmate.connectors.chunker import LineChunkStream
 from schedmate.connectors.publisher import Publisher
 from schedmate.connectors.tailer import LogTailer
 from schedmate.infra.settings import Settings
@@ -18,8 +18,7 @@ __all__ = ["push_stream", "tail_files"]
 
 async def push_stream(settings: Settings, job_id: str, file: str, source: str = "stdout", first_line: int = 1) -> int:
     """Publish every line of ``file`` (or standard input for ``-``); return the number of lines."""
-    splitter = LineSplitter()
-    builder = ChunkBuilder(job_id, source=source, next_line=first_line)
+    stream = LineChunkStream(job_id, source=source, next_line=first_line)
     loop = asyncio.get_running_loop()
     n = 0
     async with Publisher(settings) as pub:
@@ -29,21 +28,15 @@ async def push_stream(settings: Settings, job_id: str, file: str, source: str = 
                 data = await loop.run_in_executor(None, fh.read1 if hasattr(fh, "read1") else fh.read, 65536)
                 if not data:
                     break
-                lines = splitter.feed(data)
-                n += len(lines)
-                for chunk in builder.add(lines):
-                    await pub.publish(logs_chunks.TOPIC, chunk, wait=False)
-                if builder.due():
-                    due = builder.take(partial=splitter.partial)
-                    if due is not None:
-                        await pub.publish(logs_chunks.TOPIC, due, wait=False)
-            tail = splitter.flush()
-            n += len(tail)
-            for chunk in builder.add(tail):
-                await pub.publish(logs_chunks.TOPIC, chunk, wait=False)
-            last = builder.take(eof=True)
-            if last is not None:
-                await pub.publish(logs_chunks.TOPIC, last, wait=False)
+                cuts = stream.feed(data)
+                if (due := stream.due()) is not None:
+                    cuts.append(due)
+                for cut in cuts:
+                    n += len(cut.chunk.lines)
+                    await pub.publish(logs_chunks.TOPIC, cut.chunk, wait=False)
+            for cut in stream.finish():
+                n += len(cut.chunk.lines)
+                await pub.publish(logs_chunks.TOPIC, cut.chunk, wait=False)
             await pub.flush()
         finally:
             if fh is not sys.stdin.buffer:

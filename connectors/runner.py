@@ -15,9 +15,9 @@ import signal
 import socket
 import uuid
 from pathlib import Path
-from typing import IO
+from typing import IO, BinaryIO
 
-from schedmate.connectors.chunker import ChunkBuilder, LineSplitter
+from schedmate.connectors.chunker import LineChunkStream
 from schedmate.connectors.exceptions import ConnectorError
 from schedmate.connectors.publisher import Publisher
 from schedmate.infra.logging import get_logger
@@ -28,6 +28,15 @@ from schedmate.schemas.jobs_submitted import JobSubmitted
 __all__ = ["new_job_id", "run_job"]
 
 log = get_logger(__name__)
+
+
+def _mirror(data: bytes, copy: BinaryIO | None, echo: IO[str] | None) -> None:
+    if copy is not None:
+        copy.write(data)
+        copy.flush()
+    if echo is not None:
+        echo.write(data.decode("utf-8", errors="replace"))
+        echo.flush()
 
 
 def new_job_id(prefix: str = "run") -> str:
@@ -87,10 +96,8 @@ async def run_job(
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, _cancel)
 
-    splitter = LineSplitter()
-    builder = ChunkBuilder(job_id, source="stdout", node=node, max_age_s=flush_s)
+    stream = LineChunkStream(job_id, source="stdout", node=node, max_age_s=flush_s)
     copy = open(log_copy, "ab") if log_copy else None  # noqa: PTH123, SIM115, ASYNC230
-    last_partial: str | None = None
     assert proc.stdout is not None
     try:
         while True:
@@ -101,26 +108,14 @@ async def run_job(
             if data == b"":
                 break
             if data:
-                if copy is not None:
-                    copy.write(data)
-                    copy.flush()
-                if echo is not None:
-                    echo.write(data.decode("utf-8", errors="replace"))
-                    echo.flush()
-                for chunk in builder.add(splitter.feed(data)):
-                    await publisher.publish(logs_chunks.TOPIC, chunk)
-            partial = splitter.partial
-            if builder.due() or (partial is not None and partial != last_partial):
-                due = builder.take(partial=partial if partial != last_partial else None)
-                if due is not None:
-                    last_partial = partial
-                    await publisher.publish(logs_chunks.TOPIC, due)
+                _mirror(data, copy, echo)
+                for cut in stream.feed(data):
+                    await publisher.publish(logs_chunks.TOPIC, cut.chunk)
+            if (due := stream.due()) is not None:
+                await publisher.publish(logs_chunks.TOPIC, due.chunk)
         rc = await proc.wait()
-        for chunk in builder.add(splitter.flush()):
-            await publisher.publish(logs_chunks.TOPIC, chunk)
-        last = builder.take(eof=True)
-        if last is not None:
-            await publisher.publish(logs_chunks.TOPIC, last)
+        for cut in stream.finish():
+            await publisher.publish(logs_chunks.TOPIC, cut.chunk)
     finally:
         if copy is not None:
             copy.close()

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from schedmate.connectors.chunker import ChunkBuilder, LineSplitter, compact_line
+from schedmate.connectors.chunker import Cut, LineChunkStream, compact_line
 from schedmate.connectors.exceptions import CheckpointError
 from schedmate.connectors.publisher import Publisher
 from schedmate.infra.logging import get_logger
@@ -94,14 +94,10 @@ class FileFollower:
         self.pub = publisher
         self.dir = checkpoint_dir
         self.cp = Checkpoint.load(checkpoint_dir, path)
-        self.builder = ChunkBuilder(job_id, source=path, node=node, max_lines=max_lines, max_age_s=max_age_s,
-                                    next_line=self.cp.next_line, seq=self.cp.seq)  # fmt: skip
-        self.splitter = LineSplitter()
+        self.node = node
+        self.stream = LineChunkStream(job_id, source=path, node=node, max_lines=max_lines, max_age_s=max_age_s,
+                                      next_line=self.cp.next_line, seq=self.cp.seq)  # fmt: skip
         self._fh: BinaryIO | None = None
-        self._pos = 0  # read position (bytes)
-        self._chunk_start = 0  # offset of the first buffered line
-        self._line_end = 0  # offset after the last complete line
-        self._last_partial: str | None = None
         self.lines_sent = 0
 
     async def _open(self) -> bool:
@@ -119,7 +115,7 @@ class FileFollower:
             start, cp.inflight = 0, None
             cp.dev, cp.ino, cp.offset = st.st_dev, st.st_ino, 0
         self._fh = fh
-        self._pos = self._chunk_start = self._line_end = start
+        self.stream.reset(start)
         fh.seek(start)
         if cp.inflight is not None:
             await self._replay(cp.inflight)
@@ -138,27 +134,25 @@ class FileFollower:
         if len(lines) != n_lines:
             raise CheckpointError(f"{self.path} changed under an in-flight chunk; delete its checkpoint to re-read")
         chunk = LogChunk(job_id=self.job_id, source=self.path, seq=seq, first_line=first_line, lines=lines,
-                         node=self.builder.node)  # fmt: skip
+                         node=self.node)  # fmt: skip
         await self.pub.publish(logs_chunks.TOPIC, chunk)
         self.cp.inflight = None
         self.cp.offset, self.cp.next_line, self.cp.seq = end, first_line + n_lines, seq + 1
         self.cp.save(self.dir)
-        self.builder.next_line, self.builder.seq = self.cp.next_line, self.cp.seq
-        self._pos = self._chunk_start = self._line_end = end
+        self.stream.reset(end, next_line=self.cp.next_line, seq=self.cp.seq)
         self.lines_sent += n_lines
         log.info("re-sent in-flight chunk after restart", path=self.path, seq=seq, lines=n_lines)
 
-    async def _send(self, chunk: LogChunk) -> None:
+    async def _send(self, cut: Cut) -> None:
         """Publish with an in-flight record so a crash at any point replays the same chunk."""
-        end = self._line_end
+        chunk = cut.chunk
         if chunk.lines:
-            self.cp.inflight = [self._chunk_start, end, chunk.first_line, chunk.seq, len(chunk.lines)]
+            self.cp.inflight = [cut.start, cut.end, chunk.first_line, chunk.seq, len(chunk.lines)]
             self.cp.save(self.dir)
         await self.pub.publish(logs_chunks.TOPIC, chunk)
         self.cp.inflight = None
-        self.cp.offset, self.cp.next_line, self.cp.seq = end, chunk.last_line + 1, chunk.seq + 1
+        self.cp.offset, self.cp.next_line, self.cp.seq = cut.end, chunk.last_line + 1, chunk.seq + 1
         self.cp.save(self.dir)
-        self._chunk_start = end
         self.lines_sent += len(chunk.lines)
 
     async def poll(self, final: bool = False) -> int:
@@ -172,36 +166,17 @@ class FileFollower:
             if not data:
                 break
             total += len(data)
-            self._pos += len(data)
-            for text, raw_len in self._split(data):
-                self._line_end += raw_len + 1
-                for chunk in self.builder.add([text]):
-                    await self._send(chunk)
+            for cut in self.stream.feed(data):
+                await self._send(cut)
             if len(data) < READ_BLOCK:
                 break
         if total == 0 and not final:
             await self._check_rotation()
             if self._fh is None:  # rotated: continue with the new file now
                 return await self.poll()
-        partial = self.splitter.partial
-        if final:
-            tail = self.splitter.flush()
-            if tail:
-                self._line_end = self._pos
-                for full in self.builder.add(tail):
-                    await self._send(full)
-            last = self.builder.take(eof=True)
-            if last is not None:
-                await self._send(last)
-        elif self.builder.due() or (partial is not None and partial != self._last_partial):
-            due = self.builder.take(partial=partial if partial != self._last_partial else None)
-            if due is not None:
-                self._last_partial = partial
-                await self._send(due)
+        for cut in self.stream.finish() if final else [c for c in [self.stream.due()] if c is not None]:
+            await self._send(cut)
         return total
-
-    def _split(self, data: bytes) -> list[tuple[str, int]]:
-        return self.splitter.feed_sized(data)
 
     async def _check_rotation(self) -> None:
         assert self._fh is not None
@@ -217,16 +192,12 @@ class FileFollower:
             self._fh = None
             self.cp.dev = self.cp.ino = self.cp.offset = 0
             self.cp.save(self.dir)
-            self.splitter = LineSplitter()
-            self._last_partial = None
-        elif st.st_size < self._pos:
+            self.stream.reset(0)
+        elif st.st_size < self.stream.pos:
             log.info("log file truncated; reading it from the start", path=self.path)
             self._fh.seek(0)
-            self._pos = self._chunk_start = self._line_end = 0
             self.cp.offset = 0
-            self.splitter = LineSplitter()
-            self.builder.take()  # nothing buffered survives a truncation point
-            self._last_partial = None
+            self.stream.reset(0)
 
     def close(self) -> None:
         """Close the file handle."""

@@ -1,1 +1,5 @@
-"""SchedMate infra."""
+"""Running SchedMate. The floor (``settings``, ``logging``, ``exceptions``, ``processes``, ``kafka``) is imported
+by every package and imports none of them; the roof (``run/``, ``cli/``, ``measure/``, ``demo/``) uses
+everything and only ``cli/`` reaches ``measure/`` and ``demo/``."""
+
+__all__ = ["exceptions", "kafka", "logging", "processes", "settings"]

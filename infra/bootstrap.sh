@@ -10,7 +10,8 @@ fi
 "$PY" -c 'import sys; assert sys.version_info[:2] == (3, 11), "SchedMate needs Python 3.11"'
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-# torch first: 2.13.0 resolves to the local CPU build; a plain requirement would pull GBs of CUDA wheels.
+# torch first, pinned: where a local CPU build is offered (pip find-links) pip takes it; otherwise PyPI's
+# manylinux build (CUDA, ~4 GB with its nvidia-* wheels; measured 2026-11-23) installs and runs on the CPU.
 .venv/bin/python -m pip install -q torch==2.13.0
 extras=""
 # --test adds the test tools and the local LLM (llama.cpp compiles once, ~5-8 min; pip caches the wheel).

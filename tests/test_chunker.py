@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from schedmate.agents.logtext.lines import clean_line
-from schedmate.connectors.chunker import ChunkBuilder, LineSplitter, compact_line
+from schedmate.connectors.chunker import ChunkBuilder, LineChunkStream, LineSplitter, compact_line
 
 
 def test_carriage_returns_stay_inside_a_line_and_partial_is_exposed() -> None:
@@ -59,3 +59,38 @@ def test_chunks_number_every_line_once(lines: list[str], max_lines: int) -> None
     assert [c.seq for c in chunks] == list(range(len(chunks)))
     got = [(c.first_line + i, line) for c in chunks for i, line in enumerate(c.lines)]
     assert got == list(enumerate(lines, start=1))
+
+
+def test_stream_sends_a_live_line_once_per_change() -> None:
+    """An unfinished progress bar travels as `partial` when it changes, never the same state twice."""
+    s = LineChunkStream("job", max_age_s=3600)
+    assert s.feed(b" 10%|#  | 1/10\r") == []
+    first = s.due()
+    assert first is not None and first.chunk.partial == " 10%|#  | 1/10\r" and first.chunk.lines == []
+    assert s.due() is None  # unchanged: nothing to send
+    s.feed(b" 20%|## | 2/10")
+    second = s.due()
+    assert second is not None and second.chunk.partial is not None and second.chunk.partial.endswith("2/10")
+    assert second.chunk.seq == first.chunk.seq + 1
+
+
+@given(st.lists(st.binary(max_size=40), max_size=30), st.integers(1, 5))
+def test_stream_cuts_cover_the_bytes_once(pieces: list[bytes], max_lines: int) -> None:
+    """Whatever the read sizes: every line once, in order, numbered; byte ranges contiguous from 0 to the end."""
+    data = b"".join(pieces)
+    s = LineChunkStream("job", max_lines=max_lines, max_age_s=0)
+    cuts = []
+    for piece in pieces:
+        cuts += s.feed(piece)
+        due = s.due()
+        if due is not None:
+            cuts.append(due)
+    cuts += s.finish()
+    lines = [line for c in cuts for line in c.chunk.lines]
+    whole = LineSplitter()
+    assert lines == whole.feed(data) + whole.flush()
+    assert [c.chunk.seq for c in cuts] == list(range(len(cuts)))
+    numbered = [c.chunk.first_line + i for c in cuts for i in range(len(c.chunk.lines))]
+    assert numbered == list(range(1, len(lines) + 1))
+    assert [c.start for c in cuts] == [0] + [c.end for c in cuts[:-1]]
+    assert cuts[-1].end == len(data) and cuts[-1].chunk.eof

@@ -1,1 +1,4 @@
-"""placeholder."""
+"""Shared kernel of log reading: line cleaning, template keys, metric slot naming, template classes and
+their store. Used by the Metric Tracker and the Failure Handler alike."""
+
+__all__ = ["lines", "slots", "template_store", "templates"]

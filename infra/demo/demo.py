@@ -19,6 +19,7 @@ from schedmate.connectors.runner import new_job_id, run_job
 from schedmate.connectors.subscriber import Subscriber
 from schedmate.infra.run.supervisor import LocalStack
 from schedmate.infra.settings import Settings
+from schedmate.schemas import jobs_estimates, jobs_events, jobs_failures, jobs_metadata, jobs_metrics, scheduler_actions
 from schedmate.schemas.jobs_estimates import JobEstimate
 from schedmate.schemas.jobs_events import JobEvent
 from schedmate.schemas.jobs_failures import JobFailure
@@ -128,6 +129,91 @@ def _plot(rows: list[_Row], out: Path) -> Path | None:
 DemoJob = tuple[str, str, tuple[str, ...]]
 
 
+def _apply(row: _Row, ev: object, demo_dir: Path) -> None:
+    """Fold one event about ``row``'s job into the row."""
+    if isinstance(ev, JobMetrics):
+        row.metrics = ev
+        if ev.steps_per_s is not None:
+            row.history.append((ev.window_end, ev.steps_per_s))
+    elif isinstance(ev, JobFailure):
+        row.failure = ev
+    elif isinstance(ev, SchedulerAction):
+        row.action = ev
+    elif isinstance(ev, JobMetadata):
+        row.meta = ev
+    elif isinstance(ev, JobEstimate):
+        row.estimate = ev
+    elif isinstance(ev, JobEvent):
+        row.status = ev.kind if ev.kind == "started" else str(ev.status)
+        row.exit_code = ev.exit_code
+        if ev.kind == "started":
+            row.started_at = ev.ts
+        else:
+            row.ended_at = ev.ts
+            with contextlib.suppress(OSError):
+                data = (demo_dir / f"{row.job_id}.log").read_bytes()
+                row.lines_in_log = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def _settled(rows: list[_Row]) -> bool:
+    """Every job's outputs arrived: metrics over its whole log, an action if it failed, an estimate."""
+    return all(
+        r.metrics is not None
+        and r.metrics.lines_total >= (r.lines_in_log or 0)
+        and (r.status != "failed" or r.action is not None)
+        and r.estimate is not None
+        for r in rows
+    )
+
+
+async def _follow(sub: Subscriber, rows: list[_Row], console: Console, demo_dir: Path, settle_timeout_s: float) -> None:
+    """Show the jobs' events as they arrive (a live table on a terminal) until every job ended and settled."""
+    by_id = {r.job_id: r for r in rows}
+    live = console.is_terminal
+    deadline: float | None = None
+    last_print = 0.0
+    with Live(_table(rows, "live metrics"), console=console, auto_refresh=False,
+              transient=False) if live else contextlib.nullcontext() as view:  # fmt: skip
+        async for _, ev in sub:
+            row = by_id.get(getattr(ev, "job_id", ""))
+            if row is None:
+                continue
+            _apply(row, ev, demo_dir)
+            if live and view is not None:
+                view.update(_table(rows, "live metrics"), refresh=True)
+            elif time.monotonic() - last_print > 3:
+                last_print = time.monotonic()
+                console.print(_table(rows, f"metrics at {time.strftime('%H:%M:%S')}"))
+            if all(r.status in ("completed", "failed", "cancelled") for r in rows):
+                deadline = deadline or time.monotonic() + settle_timeout_s
+                if time.monotonic() > deadline or _settled(rows):
+                    return
+
+
+def _summary(rows: list[_Row], console: Console, demo_dir: Path) -> None:
+    console.print(_table(rows, "summary: final metrics of each job"))
+    console.print(_estimates(rows))
+    for r in rows:
+        if r.failure is not None:
+            f = r.failure
+            console.print(
+                f"[bold red]{r.name} failed[/bold red] — root cause at line {f.first_error_line}: "
+                f"[bold]{f.category}[/bold]{f' / {f.infra_component}' if f.infra_component else ''} "
+                f"(confidence {f.confidence:.2f}, path {'+'.join(f.path)})\n  {f.explanation}\n  evidence: "
+                + " | ".join(f.evidence[:3])
+                + (f"\n  action → {r.action.action}" if r.action is not None else "")
+            )
+    plot = _plot(rows, demo_dir / "throughput.png")
+    if plot is not None:
+        console.print(f"throughput over time: {plot}")
+
+
+async def _run(pub: Publisher, row: _Row, job: DemoJob, demo_dir: Path) -> None:
+    _, script, args = job
+    await run_job(pub, [sys.executable, str(_JOBS_DIR / script), *args], _JOBS_DIR, row.job_id, name=job[0],
+                  log_copy=demo_dir / f"{row.job_id}.log")  # fmt: skip
+
+
 async def run_demo(
     settings: Settings, keep: bool = False, jobs: tuple[DemoJob, ...] = DEMO_JOBS, settle_timeout_s: float = 60.0
 ) -> list[_Row]:
@@ -143,99 +229,17 @@ async def run_demo(
         cs = stack.client_settings
         console.print(f"broker kafka://{stack.bootstrap}; jobs' logs mirrored in {demo_dir}")
         rows = [_Row(name, new_job_id(name)) for name, _, _ in jobs]
-        again = (f"{jobs[0][0]} (again)", jobs[0][1], jobs[0][2])  # resubmitted after the first round finished
-        rows.append(_Row(again[0], new_job_id(jobs[0][0])))
-        by_id = {r.job_id: r for r in rows}
-        topics = ["jobs.metrics", "jobs.events", "jobs.failures", "scheduler.actions", "jobs.metadata",
-                  "jobs.estimates"]  # fmt: skip
+        rows.append(_Row(f"{jobs[0][0]} (again)", new_job_id(jobs[0][0])))  # resubmitted after the first round
+        topics = [t.name for t in (jobs_metrics.TOPIC, jobs_events.TOPIC, jobs_failures.TOPIC, scheduler_actions.TOPIC,
+                                   jobs_metadata.TOPIC, jobs_estimates.TOPIC)]  # fmt: skip
         async with Subscriber(cs, topics) as sub, Publisher(cs) as pub:
-            runs = [
-                asyncio.create_task(
-                    run_job(
-                        pub,
-                        [sys.executable, str(_JOBS_DIR / script), *args],
-                        _JOBS_DIR,
-                        r.job_id,
-                        name=name,
-                        log_copy=demo_dir / f"{r.job_id}.log",
-                    )
-                )
-                for r, (name, script, args) in zip(rows[:-1], jobs, strict=True)
-            ]
-            live = console.is_terminal
-            deadline: float | None = None
-
-            async def consume() -> None:
-                nonlocal deadline
-                last_print = 0.0
-                with Live(_table(rows, "live metrics"), console=console, auto_refresh=False,
-                          transient=False) if live else contextlib.nullcontext() as view:  # fmt: skip
-                    async for _, ev in sub:
-                        row = by_id.get(getattr(ev, "job_id", ""))
-                        if row is None:
-                            continue
-                        if isinstance(ev, JobMetrics):
-                            row.metrics = ev
-                            if ev.steps_per_s is not None:
-                                row.history.append((ev.window_end, ev.steps_per_s))
-                        elif isinstance(ev, JobFailure):
-                            row.failure = ev
-                        elif isinstance(ev, SchedulerAction):
-                            row.action = ev
-                        elif isinstance(ev, JobMetadata):
-                            row.meta = ev
-                        elif isinstance(ev, JobEstimate):
-                            row.estimate = ev
-                        elif isinstance(ev, JobEvent):
-                            row.status = ev.kind if ev.kind == "started" else str(ev.status)
-                            row.exit_code = ev.exit_code
-                            if ev.kind == "started":
-                                row.started_at = ev.ts
-                            else:
-                                row.ended_at = ev.ts
-                            if ev.kind == "finished":
-                                with contextlib.suppress(OSError):
-                                    data = (demo_dir / f"{row.job_id}.log").read_bytes()
-                                    row.lines_in_log = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-                        if live and view is not None:
-                            view.update(_table(rows, "live metrics"), refresh=True)
-                        elif time.monotonic() - last_print > 3:
-                            last_print = time.monotonic()
-                            console.print(_table(rows, f"metrics at {time.strftime('%H:%M:%S')}"))
-                        if all(r.status in ("completed", "failed", "cancelled") for r in rows):
-                            deadline = deadline or time.monotonic() + settle_timeout_s
-                            if time.monotonic() > deadline or all(
-                                r.metrics is not None
-                                and r.metrics.lines_total >= (r.lines_in_log or 0)
-                                and (r.status != "failed" or r.action is not None)
-                                and r.estimate is not None
-                                for r in rows
-                            ):
-                                return
-
-            watcher = asyncio.create_task(consume())
-            await asyncio.gather(*runs)
+            watcher = asyncio.create_task(_follow(sub, rows, console, demo_dir, settle_timeout_s))
+            await asyncio.gather(*(_run(pub, r, job, demo_dir) for r, job in zip(rows[:-1], jobs, strict=True)))
             await asyncio.sleep(2.0)  # the history writer records the outcomes; then the same job again
-            _, script, args = again
-            await run_job(pub, [sys.executable, str(_JOBS_DIR / script), *args], _JOBS_DIR, rows[-1].job_id,
-                          name=jobs[0][0], log_copy=demo_dir / f"{rows[-1].job_id}.log")  # fmt: skip
+            await _run(pub, rows[-1], jobs[0], demo_dir)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(watcher, settle_timeout_s)
-        console.print(_table(rows, "summary: final metrics of each job"))
-        console.print(_estimates(rows))
-        for r in rows:
-            if r.failure is not None:
-                f = r.failure
-                console.print(
-                    f"[bold red]{r.name} failed[/bold red] — root cause at line {f.first_error_line}: "
-                    f"[bold]{f.category}[/bold]{f' / {f.infra_component}' if f.infra_component else ''} "
-                    f"(confidence {f.confidence:.2f}, path {'+'.join(f.path)})\n  {f.explanation}\n  evidence: "
-                    + " | ".join(f.evidence[:3])
-                    + (f"\n  action → {r.action.action}" if r.action is not None else "")
-                )
-        plot = _plot(rows, demo_dir / "throughput.png")
-        if plot is not None:
-            console.print(f"throughput over time: {plot}")
+        _summary(rows, console, demo_dir)
         if keep:
             console.print("stack kept running (Ctrl-C to stop); try: schedmate watch jobs.metrics --from-beginning")
             with contextlib.suppress(asyncio.CancelledError):
