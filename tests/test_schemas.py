@@ -74,3 +74,18 @@ def test_json_schema_export(tmp_path: Path) -> None:
     assert schema["x-topic"] == "logs.chunks"
     assert schema["x-key"] == "job_id"
     assert {"job_id", "seq", "first_line", "lines"} <= set(schema["properties"])
+
+
+def test_domain_results_and_their_events_cannot_drift() -> None:
+    """What the tracker and estimator return maps field by field onto jobs.metrics and jobs.estimates."""
+    from dataclasses import fields  # noqa: PLC0415
+
+    from schedmate.agents.advisor.estimator import Estimate  # noqa: PLC0415
+    from schedmate.agents.tracker.progress import ProgressSnapshot  # noqa: PLC0415
+    from schedmate.schemas.jobs_estimates import JobEstimate  # noqa: PLC0415
+    from schedmate.schemas.jobs_metrics import JobMetrics  # noqa: PLC0415
+
+    snapshot = [f.name for f in fields(ProgressSnapshot)]
+    assert set(snapshot) - {"line"} <= set(JobMetrics.model_fields) and "progress_line" in JobMetrics.model_fields
+    event = [n for n in JobEstimate.model_fields if n not in ("schema_version", "job_id", "ts")]
+    assert [f.name for f in fields(Estimate)] == event
