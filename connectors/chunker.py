@@ -187,7 +187,7 @@ class LineChunkStream:
     def feed(self, data: bytes) -> list[Cut]:
         """Chunks that are full after ``data``."""
         self.pos += len(data)
-        out = []
+        out: list[Cut] = []
         for text, raw_len in self.splitter.feed_sized(data):
             self._line_end += raw_len + 1
             out.extend(self._cut(c) for c in self.builder.add([text]))
@@ -207,7 +207,7 @@ class LineChunkStream:
 
     def finish(self) -> list[Cut]:
         """At end of stream: the unfinished line as a last line, then the EOF chunk."""
-        out = []
+        out: list[Cut] = []
         tail = self.splitter.flush()
         if tail:
             self._line_end = self.pos  # an unterminated last line ends where the stream does
