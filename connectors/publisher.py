@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaConnectionError, KafkaError
@@ -11,13 +10,14 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, w
 
 from schedmate.infra.exceptions import BrokerError
 from schedmate.infra.kafka import client_options, resolve_bootstrap
+from schedmate.infra.lifecycle import AsyncLifecycle
 from schedmate.infra.settings import Settings
 from schedmate.schemas import Event, TopicSpec
 
 __all__ = ["Publisher"]
 
 
-class Publisher:
+class Publisher(AsyncLifecycle):
     """``async with Publisher(settings) as pub: await pub.publish(TOPIC, event)``."""
 
     def __init__(self, settings: Settings, bootstrap: str | None = None, connect_timeout_s: float = 20.0) -> None:
@@ -27,7 +27,7 @@ class Publisher:
         self._producer: AIOKafkaProducer | None = None
         self.sent = 0
 
-    async def start(self) -> Publisher:
+    async def start(self) -> Self:
         """Connect (retrying with back-off for ``connect_timeout_s``)."""
         bootstrap = self.bootstrap or resolve_bootstrap(self.settings)
         try:
@@ -77,11 +77,3 @@ class Publisher:
         producer, self._producer = self._producer, None
         if producer is not None:
             await producer.stop()
-
-    async def __aenter__(self) -> Publisher:
-        return await self.start()
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()

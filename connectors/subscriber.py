@@ -7,14 +7,14 @@ import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
-from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaConnectionError
 
 from schedmate.infra.exceptions import BrokerError
 from schedmate.infra.kafka import client_options, resolve_bootstrap
+from schedmate.infra.lifecycle import AsyncLifecycle
 from schedmate.infra.logging import get_logger
 from schedmate.infra.settings import Settings
 from schedmate.schemas import Event, InvalidEventError, TopicSpec, topic_by_name
@@ -24,7 +24,7 @@ __all__ = ["Subscriber", "watch_topic"]
 log = get_logger(__name__)
 
 
-class Subscriber:
+class Subscriber(AsyncLifecycle):
     """``async with Subscriber(settings, ["jobs.metrics"]) as sub: async for spec, ev in sub: ...``.
 
     Without a group id it reads on its own (no committed offsets); with one it joins
@@ -47,7 +47,7 @@ class Subscriber:
         self._consumer: AIOKafkaConsumer | None = None
         self.invalid = 0
 
-    async def start(self) -> Subscriber:
+    async def start(self) -> Self:
         """Connect and subscribe."""
         bootstrap = self.bootstrap or resolve_bootstrap(self.settings)
         consumer = AIOKafkaConsumer(
@@ -84,14 +84,6 @@ class Subscriber:
         consumer, self._consumer = self._consumer, None
         if consumer is not None:
             await consumer.stop()
-
-    async def __aenter__(self) -> Subscriber:
-        return await self.start()
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()
 
 
 def _fmt(event: Event) -> str:

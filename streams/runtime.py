@@ -7,9 +7,9 @@ first, then runtimes flush and close).
 
 from __future__ import annotations
 
-from types import TracebackType
 from typing import Self
 
+from schedmate.infra.lifecycle import AsyncLifecycle
 from schedmate.infra.logging import get_logger
 
 __all__ = ["Runtime"]
@@ -17,7 +17,7 @@ __all__ = ["Runtime"]
 log = get_logger(__name__)
 
 
-class Runtime:
+class Runtime(AsyncLifecycle):
     """A start/stop lifecycle; subclasses override :meth:`on_start` / :meth:`on_stop`."""
 
     name: str = "runtime"
@@ -46,11 +46,3 @@ class Runtime:
             self.stopped = True
             await self.on_stop()
             log.info("runtime stopped", runtime=self.name)
-
-    async def __aenter__(self) -> Self:
-        return await self.start()
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()

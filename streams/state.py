@@ -204,10 +204,6 @@ class JobStates(Runtime):
             by_partition.setdefault(self._partition_of[job_id], {})[job_id] = self.state_of(job_id).to_bytes()
         await asyncio.gather(*(self.store.put_many(p, states) for p, states in by_partition.items()))
 
-    def jobs(self) -> list[str]:
-        """Jobs known here."""
-        return list(self._partition_of)
-
     def on_assigned(self, partitions: set[int]) -> None:
         """Start recovering the state of newly assigned partitions."""
         for p in partitions:

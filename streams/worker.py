@@ -64,7 +64,7 @@ class Worker:
 def _lifecycle(worker: Worker) -> type[mode.Service]:
     """A service the Faust app starts after its agents and stops after its consumer drained and committed."""
 
-    class Runtimes(mode.Service):  # type: ignore[misc]
+    class Runtimes(mode.Service):
         async def on_start(self) -> None:
             for rt in worker.runtimes:
                 await rt.start()

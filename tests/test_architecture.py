@@ -15,7 +15,7 @@ from schedmate.schemas import Event
 from tests.conftest import REPO
 
 PACKAGES = ("schemas", "connectors", "streams", "agents", "infra")
-FLOOR = {f"schedmate.infra.{m}" for m in ("settings", "logging", "exceptions", "processes", "kafka")}
+FLOOR = {f"schedmate.infra.{m}" for m in ("settings", "logging", "exceptions", "processes", "lifecycle", "kafka")}
 FEATURES = ("tracker", "failures", "advisor")
 SHARED_KERNELS = ("logtext", "ml")
 # Events that carry results: only streams/ builds them.
@@ -72,7 +72,8 @@ def test_the_graph_sees_every_module() -> None:
 
 
 def test_lower_folders_use_only_the_infra_floor() -> None:
-    """connectors, streams, agents and schemas import from infra only settings, logging, exceptions, processes, kafka."""
+    """connectors, streams, agents and schemas import from infra only its floor (settings, logging, exceptions,
+    processes, lifecycle, kafka)."""
     roof = [m for m in MODULES if _in(m, "schedmate.infra") and m not in FLOOR and m != "schedmate.infra"]
     assert _violations(("schedmate.connectors", "schedmate.streams", "schedmate.agents", "schedmate.schemas"),
                        tuple(roof)) == []  # fmt: skip

@@ -10,10 +10,12 @@ another thread, so the container is thread-safe.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
+
+from schedmate.agents._lru import LruMap
 
 __all__ = ["TAIL_MARGIN", "TAIL_MAX", "FailureTail", "FailureTails"]
 
@@ -77,19 +79,11 @@ class FailureTails:
     """Every tracked job's :class:`FailureTail` (least recently used jobs evicted); thread-safe."""
 
     def __init__(self, max_jobs: int = 100_000) -> None:
-        self._tails: OrderedDict[str, FailureTail] = OrderedDict()
-        self._max_jobs = max_jobs
+        self._tails: LruMap[str, FailureTail] = LruMap(max_jobs)
         self._lock = threading.Lock()
 
     def _get(self, job_id: str) -> FailureTail:
-        t = self._tails.get(job_id)
-        if t is None:
-            t = self._tails[job_id] = FailureTail()
-            if len(self._tails) > self._max_jobs:
-                self._tails.popitem(last=False)
-        else:
-            self._tails.move_to_end(job_id)
-        return t
+        return self._tails.touch(job_id, FailureTail)
 
     def record(self, job_id: str, first_line_no: int, lines: Sequence[str], last_progress: int | None) -> None:
         """A chunk of ``job_id``'s raw lines (the Metric Tracker's line sink)."""
@@ -115,6 +109,3 @@ class FailureTails:
         """Drop ``job_id``'s tail."""
         with self._lock:
             self._tails.pop(job_id, None)
-
-    def __len__(self) -> int:
-        return len(self._tails)

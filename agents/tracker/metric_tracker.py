@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from schedmate.agents._lru import LruMap
 from schedmate.agents.logtext.lines import clean_line, split_physical_lines, visible_segments
 from schedmate.agents.logtext.slots import (
     METRICS_BLOCK_HEADER,
@@ -108,19 +109,11 @@ class MetricTracker:
         self.specs = specs or TemplateSpecCache()
         self._sink = line_sink
         self._classes = classes
-        self._jobs: OrderedDict[str, _Job] = OrderedDict()
-        self._max_jobs = max_jobs
+        self._jobs: LruMap[str, _Job] = LruMap(max_jobs)
 
     def job(self, job_id: str) -> _Job:
         """State of ``job_id`` (created on first use; least recently used jobs are evicted)."""
-        j = self._jobs.get(job_id)
-        if j is None:
-            j = self._jobs[job_id] = _Job()
-            if len(self._jobs) > self._max_jobs:
-                self._jobs.popitem(last=False)
-        else:
-            self._jobs.move_to_end(job_id)
-        return j
+        return self._jobs.touch(job_id, _Job)
 
     def restore(self, job_id: str, state: dict[str, object]) -> None:
         """Load a job's durable progress state (after a restart or rebalance)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -159,8 +160,6 @@ def llm_serve(
     model: Annotated[Path | None, typer.Option(help="A GGUF file (default: the packaged Gemma 3 270M).")] = None,
 ) -> None:
     """Serve the packaged Gemma 3 270M with llama.cpp (CPU hosts); set SCHEDMATE_LLM_ENDPOINT to use it."""
-    import asyncio  # noqa: PLC0415
-
     from schedmate.infra.run.llm_server import LlamaServer, gemma_gguf  # noqa: PLC0415
 
     s = settings()

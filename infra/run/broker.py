@@ -15,10 +15,11 @@ import os
 import socket
 import time
 from pathlib import Path
-from types import TracebackType
+from typing import Self
 
 from schedmate.infra.exceptions import BrokerError
 from schedmate.infra.kafka import ensure_topics
+from schedmate.infra.lifecycle import AsyncLifecycle
 from schedmate.infra.logging import get_logger
 from schedmate.infra.processes import free_port, terminate
 
@@ -43,7 +44,7 @@ def tansu_binary() -> Path:
     return path
 
 
-class EmbeddedBroker:
+class EmbeddedBroker(AsyncLifecycle):
     """A Tansu broker process on loopback; use ``async with`` or start()/stop()."""
 
     def __init__(self, partitions: int = 4, port: int = 0, state_file: Path | None = None) -> None:
@@ -62,7 +63,7 @@ class EmbeddedBroker:
         """Process id of the running broker."""
         return self._proc.pid if self._proc else None
 
-    async def start(self, timeout_s: float = 15.0) -> EmbeddedBroker:
+    async def start(self, timeout_s: float = 15.0) -> Self:
         """Start the broker, wait until it serves, create topics, record its address."""
         binary = tansu_binary()
         if self.port == 0:
@@ -125,11 +126,3 @@ class EmbeddedBroker:
             return
         await terminate([proc], 5.0)
         log.info("embedded broker stopped", bootstrap=self.bootstrap)
-
-    async def __aenter__(self) -> EmbeddedBroker:
-        return await self.start()
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()

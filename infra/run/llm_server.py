@@ -13,11 +13,12 @@ import os
 import sys
 import time
 from pathlib import Path
-from types import TracebackType
+from typing import Self
 
 import httpx
 
 from schedmate.infra.exceptions import InfraError
+from schedmate.infra.lifecycle import AsyncLifecycle
 from schedmate.infra.logging import get_logger
 from schedmate.infra.processes import free_port, terminate
 
@@ -39,7 +40,7 @@ def gemma_gguf(models_dir: Path) -> Path:
     return target
 
 
-class LlamaServer:
+class LlamaServer(AsyncLifecycle):
     """``python -m llama_cpp.server`` on loopback; ``async with`` or start()/stop()."""
 
     def __init__(self, model: Path, port: int = 0, n_ctx: int = 2048, threads: int | None = None) -> None:
@@ -54,7 +55,7 @@ class LlamaServer:
         """OpenAI-compatible base URL."""
         return f"http://127.0.0.1:{self.port}/v1"
 
-    async def start(self, timeout_s: float = 120.0) -> LlamaServer:
+    async def start(self, timeout_s: float = 120.0) -> Self:
         """Start the server and wait until it lists its model."""
         if importlib.util.find_spec("llama_cpp") is None:
             raise InfraError(
@@ -91,11 +92,3 @@ class LlamaServer:
         """SIGKILL the server (tests use it to simulate a crash)."""
         if self._proc is not None and self._proc.returncode is None:
             self._proc.kill()
-
-    async def __aenter__(self) -> LlamaServer:
-        return await self.start()
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()

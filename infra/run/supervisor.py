@@ -7,9 +7,10 @@ import contextlib
 import os
 import signal
 import sys
-from types import TracebackType
+from typing import Self
 
 from schedmate.infra.kafka import client_options, ensure_topics, resolve_bootstrap
+from schedmate.infra.lifecycle import AsyncLifecycle
 from schedmate.infra.logging import get_logger
 from schedmate.infra.processes import terminate
 from schedmate.infra.run.broker import EmbeddedBroker
@@ -20,7 +21,7 @@ __all__ = ["LocalStack", "run_up"]
 log = get_logger(__name__)
 
 
-class LocalStack:
+class LocalStack(AsyncLifecycle):
     """Broker (embedded unless SCHEDMATE_BROKER names one) and ``workers`` worker processes."""
 
     def __init__(self, settings: Settings, workers: int = 1, worker_env: dict[str, str] | None = None) -> None:
@@ -38,7 +39,7 @@ class LocalStack:
         """Settings that point clients at this stack's broker."""
         return self.settings.model_copy(update={"broker": f"kafka://{self.bootstrap}"})
 
-    async def start(self) -> LocalStack:
+    async def start(self) -> Self:
         """Start the broker (if embedded) and the workers."""
         s = self.settings
         if s.broker == "embedded":
@@ -83,14 +84,6 @@ class LocalStack:
         if self.broker is not None:
             await self.broker.stop()
             self.broker = None
-
-    async def __aenter__(self) -> LocalStack:
-        return await self.start()
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()
 
 
 async def run_up(settings: Settings, workers: int) -> None:
