@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from schedmate.infra.logging import get_logger
@@ -9,13 +10,24 @@ from schedmate.schemas import deadletter as dead_schema
 from schedmate.schemas.deadletter import DeadLetter
 from schedmate.streams.app import StreamsApp
 
-__all__ = ["send_dead_letter"]
+__all__ = ["RawMessage", "send_dead_letter"]
 
 log = get_logger(__name__)
 
 
+@dataclass(frozen=True, slots=True)
+class RawMessage:
+    """A record read outside Faust (e.g. recovered state), shaped like the messages agents dead-letter."""
+
+    topic: str
+    partition: int | None
+    offset: int | None
+    key: bytes | None
+    value: bytes | None
+
+
 async def send_dead_letter(sa: StreamsApp, message: Any, reason: str, error_type: str, agent: str) -> None:
-    """Publish ``message`` (a Faust message) to deadletter and wait until it is stored."""
+    """Publish ``message`` (a Faust message or a :class:`RawMessage`) to deadletter and wait until it is stored."""
     dead = DeadLetter(
         source_topic=message.topic,
         partition=message.partition,

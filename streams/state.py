@@ -30,6 +30,8 @@ from schedmate.infra.exceptions import BrokerError
 from schedmate.infra.logging import get_logger
 from schedmate.schemas import track_state
 from schedmate.schemas.track_state import JobState
+from schedmate.streams.app import StreamsApp
+from schedmate.streams.deadletter import RawMessage, send_dead_letter
 from schedmate.streams.runtime import Runtime
 
 __all__ = ["JobStates", "StateOwner", "StateStore"]
@@ -149,12 +151,13 @@ class JobStates(Runtime):
 
     name = "job-states"
 
-    def __init__(self, bootstrap: str, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, sa: StreamsApp) -> None:
         super().__init__()
-        self.store = StateStore(bootstrap, track_state.TOPIC.name, options)
+        self.sa = sa
+        self.store = StateStore(sa.bootstrap, track_state.TOPIC.name, sa.options)
         self._owners: list[StateOwner] = []
         self._partition_of: dict[str, int] = {}
-        self._restored: dict[int, dict[str, bytes]] = {}
+        self._restored: dict[int, dict[str, JobState]] = {}
 
     def register(self, owner: StateOwner) -> None:
         """Add the owner of one part."""
@@ -164,9 +167,19 @@ class JobStates(Runtime):
         await self.store.stop()
 
     async def ensure(self, partition: int) -> None:
-        """Wait until ``partition``'s states are recovered (once per assignment)."""
+        """Wait until ``partition``'s states are recovered (once per assignment); unreadable records go to
+        deadletter and their jobs start afresh."""
         if partition not in self._restored:
-            self._restored[partition] = await self.store.states(partition)
+            recovered = await self.store.states(partition)
+            states: dict[str, JobState] = {}
+            for job_id, raw in recovered.items():
+                try:
+                    states[job_id] = JobState.of_record(job_id, json.loads(raw))
+                except (ValueError, TypeError, ValidationError) as exc:
+                    record = RawMessage(self.store.topic, partition, None, job_id.encode(), raw)
+                    reason = f"unreadable job state, the job starts afresh: {exc}"
+                    await send_dead_letter(self.sa, record, reason, type(exc).__name__, agent="state")
+            self._restored.setdefault(partition, states)
 
     def partition_of(self, job_id: str) -> int | None:
         """The partition ``job_id`` is tracked in, if known here."""
@@ -177,21 +190,12 @@ class JobStates(Runtime):
         if job_id in self._partition_of:
             return False
         self._partition_of[job_id] = partition
-        raw = self._restored.get(partition, {}).pop(job_id, None)
-        state = self._decode(job_id, raw) if raw else None
+        state = self._restored.get(partition, {}).pop(job_id, None)
         for owner in self._owners:
             owner.restore(job_id, state)
         if state is not None:
             log.info("job state restored", job_id=job_id, partition=partition, lines_total=state.track.lines_total)
         return True
-
-    @staticmethod
-    def _decode(job_id: str, raw: bytes) -> JobState | None:
-        try:
-            return JobState.of_record(job_id, json.loads(raw))
-        except (ValueError, TypeError, ValidationError) as exc:
-            log.warning("unreadable job state; starting the job afresh", job_id=job_id, error=str(exc)[:300])
-            return None
 
     def state_of(self, job_id: str) -> JobState:
         """Every part of ``job_id``'s state as it is now."""

@@ -98,7 +98,7 @@ def build_worker(
     bootstrap = bootstrap or resolve_bootstrap(settings)
     sa = create_app(settings, bootstrap, ALL_TOPICS)
     embedder = Embedder(settings.embedding_model, settings.embedding_backend) if classify or advise else None
-    states = JobStates(sa.bootstrap, sa.options)
+    states = JobStates(sa)
     gpu = GpuHealth(sa.bootstrap, sa.options)
     tails = FailureTails()
     classifier = TemplateClassifier(embedder, Store(settings.store_dir)) if classify and embedder else None

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from schedmate.agents.failures.tail import TAIL_MARGIN, FailureTail
 from schedmate.infra.run.broker import EmbeddedBroker
+from schedmate.schemas.deadletter import TOPIC as DEAD
 from schedmate.schemas.jobs_events import TOPIC as EVENTS
 from schedmate.schemas.jobs_events import JobEvent
 from schedmate.schemas.jobs_failures import TOPIC as FAILURES
@@ -96,6 +97,25 @@ async def test_worker_resumes_a_job_from_a_legacy_state_record(broker: EmbeddedB
     fails = await collect(broker.bootstrap, FAILURES.name, lambda m: len(m) >= 1, 60)
     f = FAILURES.decode(fails[0][3])
     assert (f.first_error_line, f.category, f.infra_component) == (10, "infrastructure", "gpu"), "tail not restored"
+
+
+@pytest.mark.integration
+async def test_unreadable_state_record_goes_to_deadletter(broker: EmbeddedBroker, workers: WorkerProcs) -> None:
+    """A corrupt track.state record is dead-lettered with the reason and its bytes; the job starts afresh."""
+    job, garbage = "job-corrupt", b'{"track": {"lines_total": "many"'
+    p = AIOKafkaProducer(bootstrap_servers=broker.bootstrap)
+    await p.start()
+    try:
+        await p.send_and_wait(STATE.name, garbage, key=job.encode(), partition=_partition_of(job))
+    finally:
+        await p.stop()
+    workers.start(classify=False)
+    await produce(broker.bootstrap, CHUNKS, [LogChunk(job_id=job, seq=0, first_line=1, lines=["step 1 loss 1.0"] * 3)])
+    dead = [DEAD.decode(v) for *_, v in await collect(broker.bootstrap, DEAD.name, lambda m: len(m) >= 1, 90)]
+    assert len(dead) == 1 and dead[0].source_topic == STATE.name and dead[0].agent == "state"
+    assert dead[0].value_bytes() == garbage and "unreadable job state" in dead[0].reason
+    msgs = await collect(broker.bootstrap, METRICS.name, lambda m: len(m) >= 1, 60)
+    assert METRICS.decode(msgs[-1][3]).lines_total == 3
 
 
 def _log_events(path: Path) -> list[dict[str, Any]]:
