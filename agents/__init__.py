@@ -4,7 +4,7 @@ The public API is importable from here (loaded on first use, so importing one na
 the Metric Tracker (:class:`MetricTracker`, :func:`metrics_of_file`), the Failure Handler
 (:func:`diagnose_lines`, :func:`diagnose_lines_llm`, :class:`FailureTails`, :func:`recovery_action`),
 the Scheduling Advisor (:class:`Advisor`, :func:`extract_metadata`, :class:`History`), and the shared
-models (:class:`Embedder`, :class:`LLMClient`, :func:`redact`).
+models (:class:`Embedder`, :class:`LLMClient`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from schedmate.agents.logtext.templates import TemplateClassifier
     from schedmate.agents.ml.embeddings import Embedder
     from schedmate.agents.ml.llm import LLMClient
-    from schedmate.agents.ml.redact import redact
     from schedmate.agents.tracker.metric_tracker import MetricTracker, metrics_of_file
     from schedmate.agents.tracker.progress import ProgressSnapshot
 
@@ -45,7 +44,6 @@ _PUBLIC = {
     "extract_metadata": "advisor.extract.metadata",
     "metrics_of_file": "tracker.metric_tracker",
     "recovery_action": "failures.actions",
-    "redact": "ml.redact",
 }
 __all__ = [
     "Advice",
@@ -64,7 +62,6 @@ __all__ = [
     "extract_metadata",
     "metrics_of_file",
     "recovery_action",
-    "redact",
 ]
 
 

@@ -32,11 +32,16 @@ def compact_line(raw: bytes, limit: int = MAX_LINE_BYTES) -> str:
 
 @dataclass
 class LineSplitter:
-    """Accumulates bytes; yields complete physical lines (``\\n``-terminated, ``\\r`` kept inside)."""
+    """Accumulates bytes; yields complete physical lines (``\\n``-terminated, ``\\r`` kept inside).
+
+    Memory is bounded whatever arrives: an unfinished line keeps its latest ``\\r`` redraws that fit,
+    and a line with no ``\\r`` and no ``\\n`` keeps its head (``limit`` bytes) and counts the rest.
+    """
 
     limit: int = MAX_LINE_BYTES
     _pending: bytearray = field(default_factory=bytearray)
     _dropped: int = 0  # bytes of the unfinished line already discarded (old redraws)
+    _cut: int = 0  # bytes of the unfinished line discarded after its head (no redraws to keep)
 
     def feed(self, data: bytes) -> list[str]:
         """Complete lines found after adding ``data``."""
@@ -51,6 +56,11 @@ class LineSplitter:
         parts = bytes(self._pending).split(b"\n")
         self._pending = bytearray(parts.pop())
         out = [(compact_line(p, self.limit), len(p)) for p in parts]
+        if self._cut:
+            first = parts[0]
+            cut = len(first) - self.limit + self._cut
+            out[0] = (compact_line(first[: self.limit], self.limit) + f" …[{cut} bytes cut]", len(first) + self._cut)
+            self._cut = 0
         if self._dropped:
             out[0] = (out[0][0], out[0][1] + self._dropped)
             self._dropped = 0
@@ -58,26 +68,31 @@ class LineSplitter:
         return out
 
     def _bound_pending(self) -> None:
-        if len(self._pending) > 4 * self.limit:
-            cr = self._pending.rfind(b"\r", 0, len(self._pending) - self.limit)
-            if cr > 0:
-                del self._pending[:cr]
-                self._dropped += cr
+        if len(self._pending) <= 4 * self.limit:
+            return
+        cr = self._pending.rfind(b"\r", 0, len(self._pending) - self.limit)
+        if cr > 0 and not self._cut:
+            del self._pending[:cr]
+            self._dropped += cr
+        if len(self._pending) > 4 * self.limit:  # no redraw to keep: the head stays, the rest is counted
+            self._cut += len(self._pending) - self.limit
+            del self._pending[self.limit :]
 
     @property
     def partial(self) -> str | None:
         """The unfinished last line, if any (for live progress bars)."""
         if not self._pending:
             return None
-        return compact_line(bytes(self._pending), self.limit)
+        text = compact_line(bytes(self._pending), self.limit)
+        return text + f" …[{self._cut} bytes cut]" if self._cut else text
 
     def flush(self) -> list[str]:
         """At end of stream: the unfinished line as a last line."""
         if not self._pending:
             return []
-        line = compact_line(bytes(self._pending), self.limit)
+        line = self.partial or ""
         self._pending.clear()
-        self._dropped = 0
+        self._dropped = self._cut = 0
         return [line]
 
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Self
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaConnectionError, KafkaError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
+from schedmate.connectors.redaction import EdgeRedactor
 from schedmate.infra.exceptions import BrokerError
-from schedmate.infra.kafka import client_options, resolve_bootstrap
+from schedmate.infra.kafka import client_options, producer_options, resolve_bootstrap
 from schedmate.infra.lifecycle import AsyncLifecycle
 from schedmate.infra.settings import Settings
 from schedmate.schemas import Event, TopicSpec
@@ -26,6 +28,7 @@ class Publisher(AsyncLifecycle):
         self.connect_timeout_s = connect_timeout_s
         self._producer: AIOKafkaProducer | None = None
         self.sent = 0
+        self.redactor = EdgeRedactor() if settings.redact else None
 
     async def start(self) -> Self:
         """Connect (retrying with back-off for ``connect_timeout_s``)."""
@@ -40,11 +43,11 @@ class Publisher(AsyncLifecycle):
                 with attempt:
                     producer = AIOKafkaProducer(
                         bootstrap_servers=bootstrap, acks="all", linger_ms=5, max_batch_size=1 << 20,
-                        max_request_size=8 << 20, **client_options(self.settings),
+                        max_request_size=8 << 20, **client_options(self.settings), **producer_options(self.settings),
                     )  # fmt: skip
                     try:
                         await producer.start()
-                    except KafkaConnectionError:
+                    except KafkaError:
                         await producer.stop()
                         raise
                     self._producer = producer
@@ -53,12 +56,21 @@ class Publisher(AsyncLifecycle):
                 f"cannot reach the Kafka broker at {bootstrap}: start it with `schedmate up`, "
                 "or point SCHEDMATE_BROKER at a running cluster"
             ) from exc
+        except KafkaError as exc:
+            raise BrokerError(
+                f"the Kafka broker at {bootstrap} refused this producer ({type(exc).__name__}): check "
+                "SCHEDMATE_SASL_USERNAME/SCHEDMATE_SASL_PASSWORD and the principal's ACLs (`schedmate acls`)"
+            ) from exc
         return self
 
-    async def publish(self, spec: TopicSpec[Any], event: Event, wait: bool = True) -> None:
-        """Send ``event`` keyed by the topic's key; by default wait until the broker stored it."""
+    async def publish(self, spec: TopicSpec[Any], event: Event, wait: bool = True) -> asyncio.Future[Any] | None:
+        """Send ``event`` keyed by the topic's key (secrets redacted, unless turned off); by default wait until the
+        broker stored it. With ``wait=False`` the delivery future is returned: await it to learn whether the
+        event was stored (it raises if not)."""
         if self._producer is None:
             raise BrokerError("publisher is not started: use `async with Publisher(...)`")
+        if self.redactor is not None:
+            event = self.redactor.event(event)
         try:
             fut = await self._producer.send(spec.name, event.to_bytes(), key=spec.key_of(event))
             if wait:
@@ -66,6 +78,7 @@ class Publisher(AsyncLifecycle):
         except KafkaError as exc:
             raise BrokerError(f"could not publish to {spec.name}: {exc}") from exc
         self.sent += 1
+        return None if wait else fut
 
     async def flush(self) -> None:
         """Wait for every buffered event."""

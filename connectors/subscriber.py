@@ -5,21 +5,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import time
 from collections.abc import AsyncIterator
 from typing import Any, Self
 
 from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaConnectionError
+from rich.markup import escape
 
 from schedmate.infra.exceptions import BrokerError
 from schedmate.infra.kafka import client_options, resolve_bootstrap
 from schedmate.infra.lifecycle import AsyncLifecycle
 from schedmate.infra.logging import get_logger
 from schedmate.infra.settings import Settings
+from schedmate.infra.signing import verify
 from schedmate.schemas import Event, InvalidEventError, TopicSpec, topic_by_name
 
-__all__ = ["Subscriber", "watch_topic"]
+__all__ = ["Subscriber", "printable", "watch_topic"]
 
 log = get_logger(__name__)
 
@@ -27,6 +30,8 @@ log = get_logger(__name__)
 class Subscriber(AsyncLifecycle):
     """``async with Subscriber(settings, ["jobs.metrics"]) as sub: async for spec, ev in sub: ...``.
 
+    With ``SCHEDMATE_SIGNING_KEY`` set, events on the worker's (signed) topics are yielded only when their
+    signature verifies: a forged ``scheduler.actions`` record is dropped and counted in ``forged``.
     Without a group id it reads on its own (no committed offsets); with one it joins
     that consumer group and commits after each event has been yielded and handled.
     """
@@ -46,6 +51,7 @@ class Subscriber(AsyncLifecycle):
         self.bootstrap = bootstrap
         self._consumer: AIOKafkaConsumer | None = None
         self.invalid = 0
+        self.forged = 0  # records on signed topics without a valid signature (only counted with a signing key)
 
     async def start(self) -> Self:
         """Connect and subscribe."""
@@ -66,8 +72,15 @@ class Subscriber(AsyncLifecycle):
 
     async def __aiter__(self) -> AsyncIterator[tuple[TopicSpec[Any], Event]]:
         assert self._consumer is not None, "start() the subscriber first"
+        key = self.settings.signing_key
+        secret = key.get_secret_value().encode() if key is not None else None
         async for msg in self._consumer:
             spec = self.specs[msg.topic]
+            if secret is not None and spec.signed and not verify(secret, msg.topic, msg.key, msg.value, msg.headers):
+                self.forged += 1
+                log.warning("dropping an unsigned or forged event (SCHEDMATE_SIGNING_KEY is set)", topic=msg.topic,
+                            partition=msg.partition, offset=msg.offset)  # fmt: skip
+                continue
             try:
                 event = spec.decode(msg.value)
             except InvalidEventError as exc:
@@ -86,14 +99,23 @@ class Subscriber(AsyncLifecycle):
             await consumer.stop()
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: control bytes (escape sequences, bells, carriage returns) shown as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+
+
 def _fmt(event: Event) -> str:
+    """One event as rich markup; what the job wrote is escaped (no markup, no control bytes reach the terminal)."""
     d = event.model_dump(exclude={"schema_version"}, exclude_none=True)
     job = d.pop("job_id", "")
     for k in ("ts", "window_start", "window_end", "submitted_at"):
         if isinstance(d.get(k), float):
             d[k] = time.strftime("%H:%M:%S", time.localtime(d[k]))
     body = " ".join(f"{k}={v}" for k, v in d.items() if v not in ([], {}, ""))
-    return f"[bold]{job}[/bold] {body}"
+    return f"[bold]{escape(printable(str(job)))}[/bold] {escape(printable(body))}"
 
 
 async def watch_topic(

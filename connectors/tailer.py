@@ -7,23 +7,31 @@ acknowledged it; after a crash the very same bytes are re-read and re-sent with 
 sequence number and line numbers, so consumers (which de-duplicate on line numbers) see
 every line exactly once. Rotation (a new inode at the path) finishes the old file first;
 truncation restarts at offset 0; line numbering continues across both.
+
+A followed path that is (or becomes) a symlink is refused unless ``follow_symlinks`` — a job
+could point its log at a secret file — as is anything but a regular file. A file deleted and
+read to its end is closed and forgotten (no handle kept on deleted files). One tailer at a time
+may use a checkpoint folder: it holds an exclusive lock on it while it runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import fcntl
 import glob
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from schedmate.connectors.chunker import Cut, LineChunkStream, compact_line
-from schedmate.connectors.exceptions import CheckpointError
+from schedmate.connectors.exceptions import CheckpointError, ConnectorError
 from schedmate.connectors.publisher import Publisher
 from schedmate.infra.logging import get_logger
 from schedmate.schemas import logs_chunks
@@ -88,8 +96,11 @@ class FileFollower:
         node: str | None = None,
         max_lines: int = 500,
         max_age_s: float = 0.5,
+        follow_symlinks: bool = False,
     ) -> None:
         self.path = path
+        self.follow_symlinks = follow_symlinks
+        self.refused: str | None = None  # why the path is not read (said once per reason)
         self.job_id = job_id
         self.pub = publisher
         self.dir = checkpoint_dir
@@ -98,14 +109,32 @@ class FileFollower:
         self.stream = LineChunkStream(job_id, source=path, node=node, max_lines=max_lines, max_age_s=max_age_s,
                                       next_line=self.cp.next_line, seq=self.cp.seq)  # fmt: skip
         self._fh: BinaryIO | None = None
+        self._gone = False
         self.lines_sent = 0
 
+    def _refuse(self, why: str) -> bool:
+        if why != self.refused:
+            log.warning("not following log", path=self.path, reason=why)
+            self.refused = why
+        return False
+
     async def _open(self) -> bool:
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if self.follow_symlinks else os.O_NOFOLLOW)
         try:
-            fh = open(self.path, "rb")  # noqa: PTH123, SIM115, ASYNC230
+            fd = os.open(self.path, flags)
         except FileNotFoundError:
             return False
-        st = os.fstat(fh.fileno())
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return self._refuse("it is a symlink (pass --follow-symlinks to follow it)")
+            return self._refuse(f"cannot open it: {exc.strerror}")
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            return self._refuse("not a regular file")
+        os.set_blocking(fd, True)
+        fh = os.fdopen(fd, "rb")
+        self.refused = None
         cp = self.cp
         if (cp.dev, cp.ino) == (st.st_dev, st.st_ino) and cp.offset <= st.st_size:
             start = cp.offset
@@ -178,13 +207,23 @@ class FileFollower:
             await self._send(cut)
         return total
 
+    @property
+    def gone(self) -> bool:
+        """Whether the file was deleted and everything in it was read (its handle is closed)."""
+        return self._gone
+
     async def _check_rotation(self) -> None:
         assert self._fh is not None
-        try:
-            st = os.stat(self.path)  # noqa: PTH116
-        except FileNotFoundError:
-            return
         cur = os.fstat(self._fh.fileno())
+        try:
+            st = Path(self.path).stat() if self.follow_symlinks else Path(self.path).lstat()
+        except FileNotFoundError:
+            if cur.st_nlink == 0:  # deleted and read to the end: release the handle
+                log.info("log file deleted; closing it", path=self.path)
+                await self.poll(final=True)
+                self.close()
+                self._gone = True
+            return
         if (st.st_dev, st.st_ino) != (cur.st_dev, cur.st_ino):
             log.info("log file rotated; finishing the old one", path=self.path)
             await self.poll(final=True)
@@ -219,8 +258,10 @@ class LogTailer:
         poll_s: float = 0.1,
         node: str | None = None,
         max_lines: int = 500,
+        follow_symlinks: bool = False,
     ) -> None:
         self.patterns = patterns
+        self.follow_symlinks = follow_symlinks
         self.pub = publisher
         self.dir = checkpoint_dir
         self.job_id = job_id
@@ -238,10 +279,35 @@ class LogTailer:
                 ap = str(Path(p).absolute())
                 if ap not in self.followers and (Path(ap).is_file() or not glob.has_magic(pattern)):
                     job = self.job_id or self.job_id_of(ap)
-                    self.followers[ap] = FileFollower(ap, job, self.pub, self.dir, self.node, self.max_lines)
+                    self.followers[ap] = FileFollower(ap, job, self.pub, self.dir, self.node, self.max_lines,
+                                                      follow_symlinks=self.follow_symlinks)  # fmt: skip
+
+    def _lock(self) -> int:
+        """An exclusive lock on the checkpoint folder, or :class:`ConnectorError` if another tailer holds it."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.dir / ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 64).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise ConnectorError(
+                f"another tailer (pid {holder}) is using the checkpoint folder {self.dir}: stop it, or give this "
+                "one its own data folder (SCHEDMATE_DATA_DIR)"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        return fd
 
     async def run(self, once: bool = False) -> None:
         """Follow until :meth:`stop` (or, with ``once``, read everything present and return)."""
+        lock = self._lock()
+        try:
+            await self._run(once)
+        finally:
+            os.close(lock)
+
+    async def _run(self, once: bool) -> None:
         last_scan = 0.0
         loop = asyncio.get_running_loop()
         while not self._stop.is_set():
@@ -249,8 +315,10 @@ class LogTailer:
                 self._discover()
                 last_scan = loop.time()
             busy = 0
-            for f in list(self.followers.values()):
+            for path, f in list(self.followers.items()):
                 busy += await f.poll(final=once)
+                if f.gone:
+                    del self.followers[path]
             if once:
                 break
             if not busy:

@@ -19,7 +19,7 @@ from schedmate.infra.exceptions import BrokerError
 from schedmate.infra.settings import Settings
 from schedmate.schemas import ALL_TOPICS, INTERNAL_TOPICS
 
-__all__ = ["client_options", "ensure_topics", "faust_credentials", "pid_alive", "resolve_bootstrap"]
+__all__ = ["client_options", "ensure_topics", "faust_credentials", "pid_alive", "producer_options", "resolve_bootstrap"]
 
 
 def pid_alive(pid: int) -> bool:
@@ -72,6 +72,12 @@ def client_options(settings: Settings) -> dict[str, Any]:
     return opts
 
 
+def producer_options(settings: Settings) -> dict[str, Any]:
+    """aiokafka producer options the broker's capabilities allow: idempotence where the broker supports it
+    (real Kafka; the embedded broker does not)."""
+    return {"enable_idempotence": True} if settings.idempotence else {}
+
+
 def faust_credentials(settings: Settings) -> Any:
     """The same security settings as Faust ``broker_credentials`` (None for PLAINTEXT)."""
     import faust  # noqa: PLC0415  (only workers need Faust)
@@ -90,7 +96,11 @@ def faust_credentials(settings: Settings) -> Any:
 
 
 async def ensure_topics(
-    bootstrap: str, partitions: int, options: dict[str, Any] | None = None, timeout_s: float = 15.0
+    bootstrap: str,
+    partitions: int,
+    options: dict[str, Any] | None = None,
+    timeout_s: float = 15.0,
+    replication_factor: int = 1,
 ) -> list[str]:
     """Create every SchedMate topic (internal ones compacted) that does not exist yet; return those created."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000, **(options or {}))
@@ -107,7 +117,7 @@ async def ensure_topics(
         if wanted:
             await admin.create_topics(
                 [
-                    NewTopic(name, num_partitions=t.partitions or partitions, replication_factor=1,
+                    NewTopic(name, num_partitions=t.partitions or partitions, replication_factor=replication_factor,
                              topic_configs={"cleanup.policy": "compact"} if t.internal else {})
                     for name, t in wanted.items()
                 ]

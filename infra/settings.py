@@ -32,6 +32,12 @@ class Settings(BaseSettings):
     sasl_username: str | None = None
     sasl_password: SecretStr | None = None
     ssl_cafile: Path | None = None
+    signing_key: SecretStr | None = Field(
+        default=None,
+        description="shared secret: the worker signs its outputs (HMAC-SHA256) and subscribers drop unsigned or "
+        "forged ones on signed topics (scheduler.actions, jobs.failures, jobs.estimates, ...); use it where the "
+        "broker enforces no ACLs",
+    )
     data_dir: Path = Field(default_factory=_default_data_dir)
     embedding_model: str = Field(
         default="minilm",
@@ -47,12 +53,40 @@ class Settings(BaseSettings):
     llm_timeout_s: float = Field(default=30.0, gt=0)
     llm_max_concurrency: int = Field(default=2, ge=1)
     partitions: int = Field(default=4, ge=1, le=256)
+    replication_factor: int = Field(
+        default=1, ge=1, le=16, description="replicas of the topics SchedMate creates (3 on a real Kafka cluster)"
+    )
+    idempotence: bool = Field(
+        default=False,
+        description="idempotent producers (no duplicates when a broker fails mid-send); real Kafka only — "
+        "the embedded broker does not support them",
+    )
     metrics_interval_s: float = Field(default=5.0, gt=0)
     failure_silence_s: float = Field(
         default=0.0,
         ge=0,
         description="diagnose a job whose log shows a fatal error then stays silent this long (0: off)",
     )
+    redact: bool = Field(
+        default=True,
+        description="redact secrets (tokens, keys, passwords) from log lines and commands before connectors publish",
+    )
+    evict_after_s: float = Field(
+        default=600.0, gt=0, description="park a finished job's state this long after its last event (bounded memory)"
+    )
+    evict_idle_s: float = Field(default=86_400.0, gt=0, description="park any job quiet this long")
+    parked_state_mb: int = Field(default=64, ge=1, description="memory for parked (compressed) job states")
+    drain_min_jobs: int = Field(
+        default=2,
+        ge=1,
+        description="distinct jobs with a hardware verdict on a node that let a verdict drain it without the "
+        "node's own GPU samples showing the fault (1: trust every job's log — not for shared clusters)",
+    )
+    extract_time_s: float = Field(default=5.0, gt=0, description="time budget of one job's static extraction")
+    extract_memory_mb: int = Field(
+        default=1024, ge=0, description="address-space limit of an extraction process (0: none)"
+    )
+    extract_processes: int = Field(default=2, ge=1, le=64, description="extraction processes of one advisor")
     advise_top_k: int = Field(default=3, ge=1, le=100, description="similar past jobs an estimate draws on")
     advise_threshold: float = Field(
         default=0.90, ge=-1, le=1, description="cosine a past job needs to count as similar"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -49,6 +49,14 @@ class TopicSpec(Generic[E]):
     partitions: int | None = None  # None: the configured default
     description: str = ""
     internal: bool = False  # agents' own state: compacted, not part of the subscriber contract
+    # Who writes it: connectors (jobs' inputs) or the worker (results, signed when a signing key is set).
+    # Broker ACLs (`schedmate acls`) grant WRITE by this, so a connector's principal cannot forge results.
+    producer: Literal["connector", "worker"] = "worker"
+
+    @property
+    def signed(self) -> bool:
+        """Whether the worker signs this topic's records (see ``schedmate.infra.signing``)."""
+        return self.producer == "worker" and not self.internal
 
     def key_of(self, event: E) -> bytes:
         """The Kafka key of ``event`` (keeps one job's events in one partition)."""

@@ -29,4 +29,4 @@ class GpuSample(Event):
     xid_events: list[int] = Field(default_factory=list)
 
 
-TOPIC = TopicSpec("gpu.samples", GpuSample, "node", description=GpuSample.__doc__ or "")
+TOPIC = TopicSpec("gpu.samples", GpuSample, "node", description=GpuSample.__doc__ or "", producer="connector")

@@ -22,6 +22,11 @@ class JobEvent(Event):
     status: JobStatus | None = None
     exit_code: int | None = None
     node: str | None = None
+    nodes: list[str] = Field(
+        default_factory=list,
+        max_length=4096,
+        description="the job's whole allocation, as the scheduler gave it (``node`` is one of them, or the only one)",
+    )
     ts: float = Field(default_factory=now)
 
     @model_validator(mode="after")
@@ -33,4 +38,4 @@ class JobEvent(Event):
         return self
 
 
-TOPIC = TopicSpec("jobs.events", JobEvent, "job_id", description=JobEvent.__doc__ or "")
+TOPIC = TopicSpec("jobs.events", JobEvent, "job_id", description=JobEvent.__doc__ or "", producer="connector")

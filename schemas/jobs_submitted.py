@@ -17,12 +17,14 @@ class JobSubmitted(Event):
     user: str = ""
     name: str = ""
     command: list[str] = Field(default_factory=list, max_length=4096)
-    workdir: str = ""
-    num_gpus: int = Field(default=0, ge=0)
+    workdir: str = Field(default="", max_length=4096, pattern=r"^[^\x00]*$")
+    num_gpus: int = Field(default=0, ge=0, le=1_000_000)
     cluster: str = ""
     git_commit: str | None = None
     git_branch: str | None = None
     submitted_at: float = Field(default_factory=now)
 
 
-TOPIC = TopicSpec("jobs.submitted", JobSubmitted, "job_id", description=JobSubmitted.__doc__ or "")
+TOPIC = TopicSpec(
+    "jobs.submitted", JobSubmitted, "job_id", description=JobSubmitted.__doc__ or "", producer="connector"
+)

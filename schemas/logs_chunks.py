@@ -50,4 +50,4 @@ class LogChunk(Event):
         return self.first_line + len(self.lines) - 1
 
 
-TOPIC = TopicSpec("logs.chunks", LogChunk, "job_id", description=LogChunk.__doc__ or "")
+TOPIC = TopicSpec("logs.chunks", LogChunk, "job_id", description=LogChunk.__doc__ or "", producer="connector")

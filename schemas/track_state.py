@@ -27,6 +27,7 @@ class TrackPart(BaseModel):
     last_emit: float = 0.0
     dirty: bool = False
     eof: bool = False
+    nodes: list[str] = Field(default_factory=list, description="nodes the log connectors read the job's log on")
     progress: dict[str, Any] = Field(default_factory=dict)
     error: int = 0
     warning: int = 0
@@ -40,6 +41,7 @@ class FailurePart(BaseModel):
     tail: list[tuple[int, str]] = Field(default_factory=list, description="(line number, raw line) since progress")
     diagnosed: list[str] = Field(default_factory=list)
     finished: bool = False
+    nodes: list[str] = Field(default_factory=list, description="the job's allocation, from its lifecycle events")
 
 
 class JobState(Event):

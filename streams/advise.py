@@ -52,8 +52,6 @@ class AdviseRuntime(Runtime):
         self.sa = sa
         self.advisor = advisor
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="advise")
-        self.metadata_out = sa.topic(metadata_schema.TOPIC)
-        self.estimates_out = sa.topic(estimates_schema.TOPIC)
         self.advised = 0
         self._warming: asyncio.Future[None] | None = None
 
@@ -68,6 +66,7 @@ class AdviseRuntime(Runtime):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._warming
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self.advisor.close()
 
     async def handle_submitted(self, message: Any) -> None:
         """One jobs.submitted message → metadata and estimate events."""
@@ -78,8 +77,8 @@ class AdviseRuntime(Runtime):
             return
         advice: Advice = await asyncio.get_running_loop().run_in_executor(self._pool, self.advisor.advise, sub)
         key = sub.job_id.encode()
-        f1 = await self.metadata_out.send(key=key, value=metadata_event(advice).to_bytes())
-        f2 = await self.estimates_out.send(key=key, value=estimate_event(advice).to_bytes())
+        f1 = await self.sa.send(metadata_schema.TOPIC, key, metadata_event(advice).to_bytes())
+        f2 = await self.sa.send(estimates_schema.TOPIC, key, estimate_event(advice).to_bytes())
         await asyncio.gather(f1, f2)
         self.advised += 1
         log.info("job advised", job_id=sub.job_id, path=advice.path, method=advice.estimate.method,

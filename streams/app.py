@@ -1,5 +1,6 @@
 """The Faust application: topics bound to schemas, worker settings for Tansu and real Kafka, and agents
-that stop the worker (uncommitted) on an unexpected error."""
+that dead-letter an event they fail on and go on — stopping the worker (uncommitted) only when the
+infrastructure fails (broker, store, model)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import faust
+from aiokafka.errors import KafkaError
 
+from schedmate.agents.exceptions import EmbeddingModelError, StoreError
+from schedmate.infra.exceptions import InfraError
 from schedmate.infra.kafka import client_options, faust_credentials
 from schedmate.infra.logging import get_logger
 from schedmate.infra.settings import Settings
+from schedmate.infra.signing import signed_headers
 from schedmate.schemas import TopicSpec
 
-__all__ = ["StreamsApp", "add_agent", "add_batch_agent", "create_app"]
+__all__ = ["StreamsApp", "add_agent", "add_batch_agent", "create_app", "is_infrastructure"]
 
 log = get_logger(__name__)
 
@@ -33,14 +38,22 @@ class StreamsApp:
         """The Faust topic bound to ``spec``."""
         return self.topics[spec.name]
 
+    async def send(self, spec: TopicSpec[Any], key: bytes, value: bytes) -> Awaitable[Any]:
+        """Produce one record to ``spec``'s topic (signed when it is a signed topic and a key is set);
+        returns the delivery future."""
+        secret = self.settings.signing_key.get_secret_value().encode() if self.settings.signing_key else None
+        headers = signed_headers(secret, spec.name, key, value) if spec.signed else []
+        return await self.topic(spec).send(key=key, value=value, headers=headers or None)
+
 
 def create_app(settings: Settings, bootstrap: str, topics: Sequence[TopicSpec[Any]]) -> StreamsApp:
     """A Faust app on ``bootstrap`` with raw-bytes topics (decoding is ours, so bad input reaches deadletter).
 
     Settings chosen for the embedded Tansu broker (see ENVIRONMENT.md) that are also valid on Kafka:
-    short session timeouts (Tansu's joins wait session_timeout/2), one record per produced batch
-    (Tansu under-reports end offsets of multi-record batches, which breaks changelog recovery),
-    no leader topic, no web server.
+    short session timeouts (Tansu's joins wait session_timeout/2), no leader topic, no web server,
+    in-memory tables only. Produced batches are normal-sized: Tansu's under-reported end offsets
+    broke Faust's changelog recovery, but job state is recovered by markers (:mod:`.state`), which
+    does not read end offsets, so the one-record-per-batch workaround is gone on both brokers.
     """
     (settings.data_dir / "faust").mkdir(parents=True, exist_ok=True)
     brokers = ";".join(f"kafka://{b}" for b in bootstrap.split(","))
@@ -51,14 +64,13 @@ def create_app(settings: Settings, bootstrap: str, topics: Sequence[TopicSpec[An
         store="memory://",
         autodiscover=False,
         topic_partitions=settings.partitions,
-        topic_replication_factor=1,
+        topic_replication_factor=settings.replication_factor,
         topic_disable_leader=True,
         broker_session_timeout=6,
         broker_heartbeat_interval=1,
         broker_commit_interval=1.0,
         broker_request_timeout=30,
         consumer_auto_offset_reset="earliest",
-        producer_max_batch_size=16,
         producer_linger_ms=0,
         table_standby_replicas=0,
         stream_buffer_maxsize=4096,
@@ -79,15 +91,37 @@ def create_app(settings: Settings, bootstrap: str, topics: Sequence[TopicSpec[An
     return StreamsApp(app=app, settings=settings, topics=bound, bootstrap=bootstrap, options=client_options(settings))
 
 
-async def _or_crash(sa: StreamsApp, name: str, step: Awaitable[None]) -> None:
-    """Await ``step``; an unexpected error stops the worker before the offset is committed (a supervisor
-    restarts it, and it resumes from the committed offsets)."""
+_INFRASTRUCTURE: tuple[type[BaseException], ...] = (
+    KafkaError, ConnectionError, TimeoutError, InfraError, StoreError, EmbeddingModelError,
+)  # fmt: skip
+
+
+def is_infrastructure(exc: BaseException) -> bool:
+    """Whether ``exc`` is the platform failing (broker, store, model), not one event being bad."""
+    return isinstance(exc, _INFRASTRUCTURE)
+
+
+async def _guarded(sa: StreamsApp, name: str, step: Awaitable[None], messages: Sequence[Any]) -> None:
+    """Await ``step`` (the handling of ``messages``).
+
+    An error of the event (anything but the infrastructure failing: a RecursionError on a hostile
+    script, an ArrowInvalid on an absurd value) sends those messages to deadletter with the reason,
+    and the agent goes on. An infrastructure failure stops the worker before the offset is committed
+    (its supervisor restarts it, backing off, and it resumes from the committed offsets).
+    """
     try:
         await step
     except Exception as exc:
-        log.exception("agent failed; stopping the worker", agent=name)
-        await sa.app.crash(exc)
-        raise
+        if is_infrastructure(exc):
+            log.exception("infrastructure failed; stopping the worker", agent=name)
+            await sa.app.crash(exc)
+            raise
+        log.exception("agent failed on an event; dead-lettering it", agent=name, events=len(messages))
+        from schedmate.streams.deadletter import send_dead_letter  # noqa: PLC0415 -- deadletter imports this module
+
+        reason = f"{name} failed on this event: {type(exc).__name__}: {exc}"
+        for m in messages:
+            await send_dead_letter(sa, m, reason, type(exc).__name__, agent=name)
 
 
 def add_agent(sa: StreamsApp, spec: TopicSpec[Any], name: str, handle: Callable[[Any], Awaitable[None]]) -> None:
@@ -95,7 +129,7 @@ def add_agent(sa: StreamsApp, spec: TopicSpec[Any], name: str, handle: Callable[
 
     async def agent(stream: faust.StreamT[Any]) -> None:
         async for event in stream.events():
-            await _or_crash(sa, name, handle(event.message))
+            await _guarded(sa, name, handle(event.message), [event.message])
 
     sa.app.agent(sa.topic(spec), name=name, concurrency=1)(agent)
 
@@ -112,6 +146,7 @@ def add_batch_agent(
 
     async def agent(stream: faust.StreamT[Any]) -> None:
         async for events in stream.take_events(max_events, within=within_s):  # type: ignore[attr-defined]
-            await _or_crash(sa, name, handle([e.message for e in events]))
+            messages = [e.message for e in events]
+            await _guarded(sa, name, handle(messages), messages)
 
     sa.app.agent(sa.topic(spec), name=name, concurrency=1)(agent)

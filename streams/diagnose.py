@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from schedmate.agents.failures.actions import NODE_ACTIONS
-from schedmate.agents.failures.diagnosis import Diagnosis, diagnose_lines
+from schedmate.agents.failures.diagnosis import Diagnosis, diagnose_lines, resolve_node
 from schedmate.agents.failures.gpu_evidence import corroborate
 from schedmate.agents.failures.knn import FailureKnn
 from schedmate.agents.failures.tail import FailureTails
 from schedmate.infra.logging import get_logger
+from schedmate.infra.redact import redact
 from schedmate.schemas import InvalidEventError
 from schedmate.schemas import jobs_events as events_schema
 from schedmate.schemas import jobs_failures as failures_schema
@@ -44,6 +45,8 @@ __all__ = ["DiagnoseRuntime", "JobLogs", "register_diagnose"]
 
 log = get_logger(__name__)
 _KEEP_DIAGNOSED = 20  # failure identities kept per job
+_MAX_NODES = 4096  # allocation kept per job
+_NO_ERROR = "the job failed with no error in its log"
 
 
 class JobLogs(Protocol):
@@ -60,6 +63,9 @@ class _FailureJob:
     finished: bool = False  # a finished (not failed) lifecycle event was seen
     silence_checked: int = 0  # lines when the silence check last ran
     started_at: float = field(default_factory=time.time)  # first seen (bounds GPU evidence in time)
+    nodes: list[str] = field(default_factory=list)  # the allocation, from the job's lifecycle events
+    last_event_at: float = field(default_factory=time.time)
+    busy: bool = False  # a diagnosis is under way
 
 
 class DiagnoseRuntime(Runtime):
@@ -87,11 +93,11 @@ class DiagnoseRuntime(Runtime):
         self.knn = knn
         self.gpu = gpu
         self.failure_silence_s = sa.settings.failure_silence_s
+        self.drain_min_jobs = sa.settings.drain_min_jobs
+        self.peer_window_s = 3600.0
         self.silence_s = silence_s
         self.max_wait_s = max_wait_s
         self.jobs: dict[str, _FailureJob] = {}
-        self.failures_out = sa.topic(failures_schema.TOPIC)
-        self.actions_out = sa.topic(actions_schema.TOPIC)
         self.emitted = 0
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="diagnose")
         states.register(self)
@@ -109,19 +115,28 @@ class DiagnoseRuntime(Runtime):
             return
         job.diagnosed = list(state.failures.diagnosed)
         job.finished = state.failures.finished
+        job.nodes = list(state.failures.nodes)
         self.tails.restore(job_id, state.failures.tail)
 
     def dump(self, job_id: str) -> FailurePart:
         """The ``failures`` part of ``job_id``'s state."""
         job = self.jobs[job_id]
         return FailurePart(
-            tail=self.tails.to_state(job_id), diagnosed=job.diagnosed[-_KEEP_DIAGNOSED:], finished=job.finished
+            tail=self.tails.to_state(job_id),
+            diagnosed=job.diagnosed[-_KEEP_DIAGNOSED:],
+            finished=job.finished,
+            nodes=job.nodes,
         )
 
     def forget(self, job_id: str) -> None:
-        """Drop ``job_id`` (its partition moved away)."""
+        """Drop ``job_id`` (its partition moved away, or its state was parked)."""
         self.jobs.pop(job_id, None)
         self.tails.forget(job_id)
+
+    def quiet(self, job_id: str) -> tuple[float, bool]:
+        """(last lifecycle event time, whether no diagnosis is under way); the tail is parked with the state."""
+        job = self.jobs[job_id]
+        return job.last_event_at, not job.busy
 
     # -- lifecycle events ---------------------------------------------------------------------
 
@@ -132,18 +147,28 @@ class DiagnoseRuntime(Runtime):
         except InvalidEventError as exc:
             await send_dead_letter(self.sa, message, str(exc), type(exc).__name__, agent="diagnose")
             return
-        if event.kind != "finished":
-            return
         await self.states.ensure(message.partition)
         self.states.job(event.job_id, message.partition)
         job = self.jobs[event.job_id]
+        job.last_event_at = time.time()
+        new = [n for n in dict.fromkeys([*([event.node] if event.node else []), *event.nodes]) if n not in job.nodes]
+        if new:
+            job.nodes = [*job.nodes, *new][:_MAX_NODES]
+            if event.kind != "finished":
+                await self.states.persist([event.job_id])
+        if event.kind != "finished":
+            return
         if event.status != "failed":
             job.finished = True
             return
         if event.event_id in job.diagnosed:
             return
-        await self._wait_for_log(event.job_id, time.time())
-        await self.diagnose(event.job_id, event.event_id, event.node)
+        job.busy = True
+        try:
+            await self._wait_for_log(event.job_id, time.time())
+            await self.diagnose(event.job_id, event.event_id)
+        finally:
+            job.busy = False
 
     async def _wait_for_log(self, job_id: str, since: float) -> None:
         deadline = time.time() + self.max_wait_s
@@ -155,20 +180,32 @@ class DiagnoseRuntime(Runtime):
                 return
             await asyncio.sleep(0.2)
 
-    def _diagnose_tail(self, job_id: str) -> Diagnosis:
+    def allocation(self, job_id: str) -> list[str]:
+        """The nodes ``job_id`` ran on, as its lifecycle events and log connectors said (never its log text)."""
+        st = self.logs.log_status(job_id)
+        job = self.jobs.get(job_id)
+        return list(dict.fromkeys([*(job.nodes if job else []), *(st.nodes if st else ())]))
+
+    def _diagnose_tail(self, job_id: str, allocation: list[str]) -> Diagnosis:
         """Diagnose ``job_id`` from its failure tail (line numbers of the whole log); blocking."""
         first, lines = self.tails.lines(job_id)
-        d = diagnose_lines(lines, knn=self.knn)
+        d = diagnose_lines(lines, knn=self.knn, allocation=allocation)
         if d.first_error_line is not None:
             d.first_error_line += first - 1
         return d
 
-    async def diagnose(
-        self, job_id: str, identity: str, node: str | None = None, require_error: bool = False
-    ) -> JobFailure | None:
+    async def diagnose(self, job_id: str, identity: str, require_error: bool = False) -> JobFailure | None:
         """Diagnose a job once per failure; publish its failure and action events."""
         job = self.jobs[job_id]
-        d = await asyncio.get_running_loop().run_in_executor(self._pool, self._diagnose_tail, job_id)
+        busy, job.busy = job.busy, True  # not parked while under way
+        try:
+            return await self._diagnose(job_id, job, identity, require_error)
+        finally:
+            job.busy = busy
+
+    async def _diagnose(self, job_id: str, job: _FailureJob, identity: str, require_error: bool) -> JobFailure | None:
+        allocation = self.allocation(job_id)
+        d = await asyncio.get_running_loop().run_in_executor(self._pool, self._diagnose_tail, job_id, allocation)
         line_key = f"line:{d.first_error_line}"
         if require_error and d.first_error_line is None:
             return None
@@ -176,14 +213,16 @@ class DiagnoseRuntime(Runtime):
             job.diagnosed.append(identity)
             await self.states.persist([job_id])
             return None
-        fault_node = d.faulty_node or node
-        if self.gpu is not None:
-            corroborate(d, fault_node, self.gpu.faults(fault_node, job.started_at or (time.time() - 3600)))
+        node = d.faulty_node or resolve_node(None, allocation)
+        since = job.started_at or (time.time() - 3600)
+        faults = self.gpu.faults(node, since) if self.gpu is not None else []
+        peers = self.gpu.peer_jobs(node, time.time() - self.peer_window_s, job_id) if self.gpu is not None else set()
+        corroborate(d, node, faults, peers, self.drain_min_jobs)
         diag_id = hashlib.sha256(f"{job_id}/{line_key if d.first_error_line else identity}".encode()).hexdigest()[:32]
-        failure, action = _events(d, job_id, diag_id, node)
+        failure, action = _events(d, job_id, diag_id)
         key = job_id.encode()
-        f1 = await self.failures_out.send(key=key, value=failure.to_bytes())
-        f2 = await self.actions_out.send(key=key, value=action.to_bytes())
+        f1 = await self.sa.send(failures_schema.TOPIC, key, failure.to_bytes())
+        f2 = await self.sa.send(actions_schema.TOPIC, key, action.to_bytes())
         await asyncio.gather(f1, f2)
         job.diagnosed += [identity, line_key]
         await self.states.persist([job_id])
@@ -198,6 +237,8 @@ class DiagnoseRuntime(Runtime):
             return
         now = time.time()
         for job_id, job in list(self.jobs.items()):
+            if self.jobs.get(job_id) is not job:
+                continue  # parked (or moved away) while an earlier diagnosis ran
             st = self.logs.log_status(job_id)
             if job.finished or st is None or not st.last_chunk_at or now - st.last_chunk_at < self.failure_silence_s:
                 continue
@@ -207,7 +248,7 @@ class DiagnoseRuntime(Runtime):
             await self.diagnose(job_id, f"silence:{st.lines_total}", require_error=True)
 
 
-def _events(d: Diagnosis, job_id: str, diag_id: str, node: str | None) -> tuple[JobFailure, SchedulerAction]:
+def _events(d: Diagnosis, job_id: str, diag_id: str) -> tuple[JobFailure, SchedulerAction]:
     """The jobs.failures and scheduler.actions events of a diagnosis."""
     failure = JobFailure(
         diagnosis_id=diag_id,
@@ -215,10 +256,12 @@ def _events(d: Diagnosis, job_id: str, diag_id: str, node: str | None) -> tuple[
         first_error_line=d.first_error_line,
         category=d.category,
         infra_component=d.infra_component,
-        faulty_node=(d.faulty_node or node) if d.category == "infrastructure" else d.faulty_node,
+        faulty_node=d.faulty_node if d.category == "infrastructure" else None,
         confidence=d.confidence,
-        explanation=d.explanation if d.first_error_line is not None else "the job failed with no error in its log",
-        evidence=d.evidence,
+        explanation=redact(d.explanation)
+        if d.first_error_line is not None
+        else "the job failed with no error in its log",
+        evidence=[redact(e) for e in d.evidence],
         path=d.path,
     )
     action = SchedulerAction(
@@ -227,7 +270,7 @@ def _events(d: Diagnosis, job_id: str, diag_id: str, node: str | None) -> tuple[
         action=d.action,
         node=failure.faulty_node if d.action in NODE_ACTIONS else None,
         diagnosis_id=diag_id,
-        reason=d.explanation[:500],
+        reason=redact(d.explanation)[:500],
     )
     return failure, action
 

@@ -1,10 +1,11 @@
-"""A worker-local view of gpu.samples (all partitions): recent GPU faults per node, GPU usage per job.
+"""A worker-local view of node health: gpu.samples and jobs.failures (all partitions).
 
 gpu.samples is keyed by node, not by job, so every worker reads the whole topic (it is small:
 one sample per GPU per interval) without a consumer group, starting a window back in time,
 and keeps only what agents ask for: fault evidence (Xid events and increases of uncorrectable
 ECC errors) for the diagnose agent, each job's mean utilisation and peak memory for the
-history writer.
+history writer. From jobs.failures (also small) it keeps which jobs recently got a hardware
+verdict on which node: several jobs failing that way on one node corroborate each other.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from schedmate.agents.failures.gpu_evidence import NODE_COMPONENTS
 from schedmate.infra.logging import get_logger
 from schedmate.schemas import InvalidEventError
 from schedmate.schemas import gpu_samples as gpu_schema
+from schedmate.schemas import jobs_failures as failures_schema
 from schedmate.streams.runtime import Runtime
 
 __all__ = ["GpuHealth"]
@@ -41,6 +44,7 @@ class GpuHealth(Runtime):
         self._ecc: dict[tuple[str, int], int] = {}
         self._task: asyncio.Task[None] | None = None
         self._usage: OrderedDict[str, tuple[int, float, float]] = OrderedDict()  # job → (n, Σ util, peak MB)
+        self._verdicts: OrderedDict[str, deque[tuple[float, str]]] = OrderedDict()  # node → (ts, job) hardware verdicts
         self.samples = 0
 
     def record(
@@ -71,6 +75,20 @@ class GpuHealth(Runtime):
                     (ts, f"uncorrectable ECC errors {before}→{ecc_uncorrected} on {node} GPU {gpu}", None)
                 )
 
+    def record_verdict(self, node: str, ts: float, job_id: str) -> None:
+        """A job got a hardware verdict (GPU, NVLink, node) on ``node`` (bounded: 64 per node, 10,000 nodes)."""
+        seen = self._verdicts.pop(node, None) or deque(maxlen=64)
+        seen.append((ts, job_id))
+        self._verdicts[node] = seen
+        if len(self._verdicts) > 10_000:
+            self._verdicts.popitem(last=False)
+
+    def peer_jobs(self, node: str | None, since: float, exclude: str) -> set[str]:
+        """Jobs other than ``exclude`` with a hardware verdict on ``node`` since ``since``."""
+        if node is None:
+            return set()
+        return {j for ts, j in self._verdicts.get(node, ()) if ts >= since and j != exclude}
+
     def job_usage(self, job_id: str) -> tuple[float | None, float | None]:
         """Mean GPU utilisation (%) and peak memory (MB) of a job's samples, if any were seen."""
         n, total, peak = self._usage.get(job_id, (0, 0.0, 0.0))
@@ -81,6 +99,18 @@ class GpuHealth(Runtime):
         if node is None:
             return []
         return [(d, x) for ts, d, x in self._faults.get(node, ()) if ts >= since]
+
+    def _apply(self, topic: str, value: bytes | None) -> None:
+        try:
+            if topic == failures_schema.TOPIC.name:
+                f = failures_schema.TOPIC.decode(value)
+                if f.category == "infrastructure" and f.infra_component in NODE_COMPONENTS and f.faulty_node:
+                    self.record_verdict(f.faulty_node, f.ts, f.job_id)
+                return
+            s = gpu_schema.TOPIC.decode(value)
+        except InvalidEventError:
+            return
+        self.record(s.node, s.ts, s.gpu_index, s.xid_events, s.ecc_uncorrected, s.job_id, s.util_pct, s.mem_used_mb)
 
     async def on_start(self) -> None:
         """Follow the topic in the background."""
@@ -99,24 +129,25 @@ class GpuHealth(Runtime):
         consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False, **self.options)
         await consumer.start()
         try:
-            parts = consumer.partitions_for_topic(gpu_schema.TOPIC.name) or set()
-            tps = [TopicPartition(gpu_schema.TOPIC.name, p) for p in sorted(parts)]
+            # A fresh consumer without a group knows no topic's partitions: read the whole cluster's metadata.
+            cluster = await consumer._client.fetch_all_metadata()
+            tps = [
+                TopicPartition(topic, p)
+                for topic in (gpu_schema.TOPIC.name, failures_schema.TOPIC.name)
+                for p in sorted(cluster.partitions_for_topic(topic) or set())
+            ]
             consumer.assign(tps)
             since_ms = int((time.time() - self.window_s) * 1000)
             offsets = await consumer.offsets_for_times(dict.fromkeys(tps, since_ms))
+            # Partitions with nothing in the window start at their end offset as of now (an explicit
+            # offset: a lazy seek_to_end could resolve after a record written meanwhile and skip it).
+            quiet = [tp for tp in tps if offsets.get(tp) is None]
+            ends = await consumer.end_offsets(quiet) if quiet else {}
             for tp in tps:
                 found = offsets.get(tp)
-                if found is not None:
-                    consumer.seek(tp, found.offset)
-                else:
-                    await consumer.seek_to_end(tp)
+                consumer.seek(tp, found.offset if found is not None else ends[tp])
             async for msg in consumer:
-                try:
-                    s = gpu_schema.TOPIC.decode(msg.value)
-                except InvalidEventError:
-                    continue
-                self.record(s.node, s.ts, s.gpu_index, s.xid_events, s.ecc_uncorrected, s.job_id, s.util_pct,
-                            s.mem_used_mb)  # fmt: skip
+                self._apply(msg.topic, msg.value)
         except Exception:  # the view is best-effort evidence; diagnoses work without it
             log.exception("gpu.samples view stopped")
         finally:

@@ -8,6 +8,7 @@ event changes nothing.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -15,7 +16,7 @@ from schedmate.agents.advisor.history import History
 from schedmate.infra.logging import get_logger
 from schedmate.schemas import InvalidEventError
 from schedmate.schemas import jobs_events as events_schema
-from schedmate.streams.app import StreamsApp, add_agent
+from schedmate.streams.app import StreamsApp, add_batch_agent
 from schedmate.streams.gpu_health import GpuHealth
 from schedmate.streams.runtime import Runtime
 
@@ -40,27 +41,26 @@ class HistoryRuntime(Runtime):
         """Let a write in progress finish, then release the thread."""
         self._pool.shutdown(wait=True)
 
-    async def handle(self, message: Any) -> None:
-        """One jobs.events message → history (start time, or outcome)."""
-        try:
-            event = events_schema.TOPIC.decode(message.value)
-        except InvalidEventError:
-            return  # the diagnose agent on the same topic dead-letters it once
-        loop = asyncio.get_running_loop()
-        if event.kind == "started":
-            await loop.run_in_executor(self._pool, self.history.record_start, event.job_id, event.ts)
-            return
-        util, mem = self.gpu.job_usage(event.job_id) if self.gpu is not None else (None, None)
-        assert event.status is not None
-        await loop.run_in_executor(
-            self._pool, self.history.record_outcome, event.job_id, event.status, event.ts, None, util, mem
-        )
-        self.outcomes += 1
-        log.debug("job outcome recorded", job_id=event.job_id, status=event.status, partition=message.partition)
+    async def handle(self, messages: Sequence[Any]) -> None:
+        """A batch of jobs.events messages → history (start times and outcomes), one read and one write."""
+        rows: list[tuple[str, str, str | None, float, float | None, float | None]] = []
+        for message in messages:
+            try:
+                event = events_schema.TOPIC.decode(message.value)
+            except InvalidEventError:
+                continue  # the diagnose agent on the same topic dead-letters it once
+            util, mem = (None, None)
+            if event.kind == "finished" and self.gpu is not None:
+                util, mem = self.gpu.job_usage(event.job_id)
+            rows.append((event.job_id, event.kind, event.status, event.ts, util, mem))
+        if rows:
+            n = await asyncio.get_running_loop().run_in_executor(self._pool, self.history.record_events, rows)
+            self.outcomes += n
+            log.debug("job events recorded", events=len(rows), outcomes=n)
 
 
 def register_history(sa: StreamsApp, history: History, gpu: GpuHealth | None) -> HistoryRuntime:
     """Add the history writer to the app."""
     rt = HistoryRuntime(history, gpu)
-    add_agent(sa, events_schema.TOPIC, "history", rt.handle)
+    add_batch_agent(sa, events_schema.TOPIC, "history", rt.handle)
     return rt

@@ -12,14 +12,24 @@ on real Kafka it works the same way.
 per job, whose parts are owned by different runtimes (the track agent owns ``track``, the
 diagnose agent ``failures``). Each owner registers itself; when a job is first seen on a
 partition every owner loads its part, and a write always carries every owner's part.
+
+Memory stays bounded however many jobs pass: a job every owner reports done and quiet for
+``evict_after_s`` (or quiet for ``evict_idle_s`` whatever its state) is *parked* — its state
+compressed in an LRU capped in bytes, the owners' in-memory copies dropped — and restored from
+there if it shows up again. Recovered states of jobs not seen yet are parked the same way. A job
+pushed out of the LRU keeps its state on the topic (recovered at the next assignment); if it
+shows up before that, it starts afresh (logged).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import resource
 import time
 import uuid
+import zlib
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, Protocol
 
@@ -27,6 +37,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from pydantic import BaseModel, ValidationError
 
 from schedmate.infra.exceptions import BrokerError
+from schedmate.infra.kafka import producer_options
 from schedmate.infra.logging import get_logger
 from schedmate.schemas import track_state
 from schedmate.schemas.track_state import JobState
@@ -43,10 +54,17 @@ _MARKER_KEY = b"__schedmate_marker__"
 class StateStore:
     """Reads and writes per-key state records (bytes) on one topic; one instance per worker."""
 
-    def __init__(self, bootstrap: str, topic: str, options: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        options: dict[str, Any] | None = None,
+        producer_options: dict[str, Any] | None = None,
+    ) -> None:
         self.bootstrap = bootstrap
         self.topic = topic
         self.options = options or {}
+        self.producer_options = producer_options or {}
         self._producer: AIOKafkaProducer | None = None
         self._ready: dict[int, asyncio.Future[dict[str, bytes]]] = {}
         self._lock = asyncio.Lock()
@@ -59,8 +77,9 @@ class StateStore:
                 raise BrokerError(f"the {self.topic} store is stopped")
             if self._producer is None:
                 producer = AIOKafkaProducer(
-                    bootstrap_servers=self.bootstrap, acks="all", linger_ms=2, max_request_size=8 << 20, **self.options
-                )
+                    bootstrap_servers=self.bootstrap, acks="all", linger_ms=2, max_request_size=8 << 20,
+                    **self.options, **self.producer_options,
+                )  # fmt: skip
                 await producer.start()
                 self._producer = producer
             return self._producer
@@ -142,7 +161,11 @@ class StateOwner(Protocol):
         ...
 
     def forget(self, job_id: str) -> None:
-        """Drop the job (its partition moved to another worker)."""
+        """Drop the job (its partition moved to another worker, or it was parked)."""
+        ...
+
+    def quiet(self, job_id: str) -> tuple[float, bool]:
+        """(time of the job's last activity for this owner, whether this owner is done with it)."""
         ...
 
 
@@ -154,10 +177,17 @@ class JobStates(Runtime):
     def __init__(self, sa: StreamsApp) -> None:
         super().__init__()
         self.sa = sa
-        self.store = StateStore(sa.bootstrap, track_state.TOPIC.name, sa.options)
+        self.store = StateStore(sa.bootstrap, track_state.TOPIC.name, sa.options, producer_options(sa.settings))
         self._owners: list[StateOwner] = []
         self._partition_of: dict[str, int] = {}
-        self._restored: dict[int, dict[str, JobState]] = {}
+        self._ready: set[int] = set()  # partitions whose states are recovered
+        self._parked: OrderedDict[str, tuple[int, bytes]] = OrderedDict()  # job → (partition, zlib'd state)
+        self._parked_bytes = 0
+        self.max_parked_bytes = sa.settings.parked_state_mb * 1024 * 1024
+        self.evict_after_s = sa.settings.evict_after_s
+        self.evict_idle_s = sa.settings.evict_idle_s
+        self.evicted = 0
+        self.dropped = 0  # parked states pushed out of the LRU
 
     def register(self, owner: StateOwner) -> None:
         """Add the owner of one part."""
@@ -169,17 +199,22 @@ class JobStates(Runtime):
     async def ensure(self, partition: int) -> None:
         """Wait until ``partition``'s states are recovered (once per assignment); unreadable records go to
         deadletter and their jobs start afresh."""
-        if partition not in self._restored:
+        if partition not in self._ready:
             recovered = await self.store.states(partition)
-            states: dict[str, JobState] = {}
+            if partition in self._ready:
+                return
+            self._ready.add(partition)
             for job_id, raw in recovered.items():
+                if job_id in self._partition_of:
+                    continue
                 try:
-                    states[job_id] = JobState.of_record(job_id, json.loads(raw))
+                    state = JobState.of_record(job_id, json.loads(raw))
                 except (ValueError, TypeError, ValidationError) as exc:
                     record = RawMessage(self.store.topic, partition, None, job_id.encode(), raw)
                     reason = f"unreadable job state, the job starts afresh: {exc}"
                     await send_dead_letter(self.sa, record, reason, type(exc).__name__, agent="state")
-            self._restored.setdefault(partition, states)
+                    continue
+                self._park(job_id, partition, state.to_bytes())
 
     def partition_of(self, job_id: str) -> int | None:
         """The partition ``job_id`` is tracked in, if known here."""
@@ -190,7 +225,7 @@ class JobStates(Runtime):
         if job_id in self._partition_of:
             return False
         self._partition_of[job_id] = partition
-        state = self._restored.get(partition, {}).pop(job_id, None)
+        state = self._unpark(job_id, partition)
         for owner in self._owners:
             owner.restore(job_id, state)
         if state is not None:
@@ -208,10 +243,59 @@ class JobStates(Runtime):
             by_partition.setdefault(self._partition_of[job_id], {})[job_id] = self.state_of(job_id).to_bytes()
         await asyncio.gather(*(self.store.put_many(p, states) for p, states in by_partition.items()))
 
+    # -- parking: bounded memory ----------------------------------------------------------------
+
+    def _park(self, job_id: str, partition: int, state: bytes) -> None:
+        packed = zlib.compress(state, 3)
+        old = self._parked.pop(job_id, None)
+        if old is not None:
+            self._parked_bytes -= len(old[1])
+        self._parked[job_id] = (partition, packed)
+        self._parked_bytes += len(packed)
+        while self._parked_bytes > self.max_parked_bytes and self._parked:
+            _, (_, dropped) = self._parked.popitem(last=False)
+            self._parked_bytes -= len(dropped)
+            self.dropped += 1
+
+    def _unpark(self, job_id: str, partition: int) -> JobState | None:
+        parked = self._parked.pop(job_id, None)
+        if parked is None:
+            return None
+        self._parked_bytes -= len(parked[1])
+        if parked[0] != partition:
+            return None
+        return JobState.of_record(job_id, json.loads(zlib.decompress(parked[1])))
+
+    def evict(self, now: float | None = None) -> int:
+        """Park every job that all owners are done with and that has been quiet long enough; return how many."""
+        now = time.time() if now is None else now
+        out = 0
+        for job_id, partition in list(self._partition_of.items()):
+            quiet = [o.quiet(job_id) for o in self._owners]
+            last = max((t for t, _ in quiet), default=0.0)
+            done = all(d for _, d in quiet)
+            if (done and now - last >= self.evict_after_s) or now - last >= self.evict_idle_s:
+                self._park(job_id, partition, self.state_of(job_id).to_bytes())
+                del self._partition_of[job_id]
+                for owner in self._owners:
+                    owner.forget(job_id)
+                out += 1
+        self.evicted += out
+        if out:
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+            log.info("parked quiet jobs", parked_now=out, in_memory=len(self._partition_of), parked=len(self._parked),
+                     parked_kib=self._parked_bytes // 1024, dropped=self.dropped, peak_rss_mb=rss)  # fmt: skip
+        return out
+
+    @property
+    def in_memory(self) -> int:
+        """Jobs whose state the owners hold in memory."""
+        return len(self._partition_of)
+
     def on_assigned(self, partitions: set[int]) -> None:
         """Start recovering the state of newly assigned partitions."""
         for p in partitions:
-            self._restored.pop(p, None)
+            self._ready.discard(p)
             self.store.recover(p)
 
     def on_revoked(self, partitions: set[int]) -> None:
@@ -220,6 +304,8 @@ class JobStates(Runtime):
             del self._partition_of[job_id]
             for owner in self._owners:
                 owner.forget(job_id)
+        for job_id in [j for j, (p, _) in self._parked.items() if p in partitions]:
+            self._parked_bytes -= len(self._parked.pop(job_id)[1])
         for p in partitions:
-            self._restored.pop(p, None)
+            self._ready.discard(p)
             self.store.forget(p)

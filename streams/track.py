@@ -26,6 +26,7 @@ from typing import Any
 from schedmate.agents.logtext.templates import TemplateClassifier
 from schedmate.agents.tracker.metric_tracker import LineSink, MetricTracker
 from schedmate.infra.logging import get_logger
+from schedmate.infra.redact import redact
 from schedmate.schemas import InvalidEventError
 from schedmate.schemas import jobs_metrics as metrics_schema
 from schedmate.schemas import logs_chunks as chunks_schema
@@ -50,6 +51,7 @@ class LogStatus:
     lines_total: int
     last_chunk_at: float  # 0.0: no chunk yet
     eof: bool
+    nodes: tuple[str, ...] = ()  # nodes the log connectors said they read the job's log on
 
 
 @dataclass(slots=True)
@@ -65,6 +67,10 @@ class _JobWindow:
     gaps: int = 0
     last_chunk_at: float = 0.0
     eof: bool = False
+    nodes: list[str] = field(default_factory=list)
+
+
+_MAX_NODES = 256  # log-connector nodes kept per job
 
 
 class TrackRuntime(Runtime):
@@ -83,7 +89,6 @@ class TrackRuntime(Runtime):
         self.classifier = classifier
         self.tracker = MetricTracker(classes=classifier, line_sink=line_sink)
         self.jobs: dict[str, _JobWindow] = {}
-        self.out = sa.topic(metrics_schema.TOPIC)
         self.emitted = 0
         self.dead = 0
         # One thread owns the tracker (parse, settle); another embeds new templates.
@@ -126,6 +131,7 @@ class TrackRuntime(Runtime):
         job.last_emit = t.last_emit
         job.dirty = t.dirty  # its last window may not have been emitted
         job.eof = t.eof
+        job.nodes = list(t.nodes)
         self.tracker.restore(job_id, t.progress)
         counts = self.tracker.job(job_id).counts
         counts.error, counts.warning, counts.last_error = t.error, t.warning, t.last_error
@@ -136,7 +142,7 @@ class TrackRuntime(Runtime):
         tj = self.tracker.job(job_id)
         return TrackPart(
             done=job.done, lines_total=job.lines_total, last_emit=job.last_emit, dirty=True, eof=job.eof,
-            progress=tj.progress.to_state(), error=tj.counts.error, warning=tj.counts.warning,
+            nodes=job.nodes, progress=tj.progress.to_state(), error=tj.counts.error, warning=tj.counts.warning,
             last_error=tj.counts.last_error,
         )  # fmt: skip
 
@@ -145,10 +151,15 @@ class TrackRuntime(Runtime):
         self.jobs.pop(job_id, None)
         self.tracker.forget(job_id)
 
+    def quiet(self, job_id: str) -> tuple[float, bool]:
+        """(last chunk time, whether the log ended and its last window was published)."""
+        job = self.jobs[job_id]
+        return (job.last_chunk_at or job.window_start), job.eof and not job.dirty
+
     def log_status(self, job_id: str) -> LogStatus | None:
         """How far ``job_id``'s log has arrived (None: not tracked here)."""
         job = self.jobs.get(job_id)
-        return None if job is None else LogStatus(job.lines_total, job.last_chunk_at, job.eof)
+        return None if job is None else LogStatus(job.lines_total, job.last_chunk_at, job.eof, tuple(job.nodes))
 
     # -- batch processing ---------------------------------------------------------------------
 
@@ -165,6 +176,9 @@ class TrackRuntime(Runtime):
                 await send_dead_letter(self.sa, msg, str(exc), type(exc).__name__, agent="track")
                 continue
             self.states.job(chunk.job_id, msg.partition)
+            nodes = self.jobs[chunk.job_id].nodes
+            if chunk.node and chunk.node not in nodes and len(nodes) < _MAX_NODES:
+                nodes.append(chunk.node)  # set by the connector that read the log, not by the job
             unseen = self._unseen(chunk, msg)
             if unseen is not None:
                 fresh.append(unseen)
@@ -256,7 +270,7 @@ class TrackRuntime(Runtime):
             lines_total=job.lines_total,
             error_lines=counts.error,
             warning_lines=counts.warning,
-            last_error=counts.last_error,
+            last_error=None if counts.last_error is None else redact(counts.last_error),
             worker=_WORKER,
         )
 
@@ -265,7 +279,7 @@ class TrackRuntime(Runtime):
         job = self.jobs[job_id]
         job.window_start, job.window_lines, job.window_step = now, 0, event.step
         job.last_emit, job.dirty = now, False
-        fut = await self.out.send(key=job_id.encode(), value=event.to_bytes())
+        fut = await self.sa.send(metrics_schema.TOPIC, job_id.encode(), event.to_bytes())
         await fut
         self.emitted += 1
 

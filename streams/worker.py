@@ -111,6 +111,11 @@ def build_worker(
         advise_rt = register_advise(sa, advisor)
         history_rt = register_history(sa, advisor.history, gpu)
     _follow_assignment(sa, states)
+
+    async def evict() -> None:
+        states.evict()
+
+    sa.app.timer(interval=10.0, name="park-quiet-jobs")(evict)
     worker = Worker(sa, states, gpu, track, diagnose, advise_rt, history_rt)
     sa.app.service(_lifecycle(worker))
     return worker

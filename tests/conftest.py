@@ -23,9 +23,21 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 
 
+REAL_KAFKA = os.environ.get("SCHEDMATE_TEST_BROKER", "embedded") == "kafka"
+
+
 @pytest.fixture
-async def broker() -> AsyncIterator[EmbeddedBroker]:
-    """A fresh Tansu broker process with every topic (4 partitions)."""
+async def broker(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any]:
+    """A fresh broker with every topic (4 partitions): the embedded Tansu process, or with
+    ``SCHEDMATE_TEST_BROKER=kafka`` a 3-node Apache Kafka cluster (replication 3, min.insync.replicas 2)."""
+    if REAL_KAFKA:
+        from schedmate.infra.kafka import ensure_topics  # noqa: PLC0415
+        from schedmate.infra.run.kafka_cluster import KafkaCluster  # noqa: PLC0415
+
+        async with KafkaCluster(tmp_path_factory.mktemp("kafka")) as k:
+            await ensure_topics(k.bootstrap, 4, replication_factor=3)
+            yield k
+        return
     b = EmbeddedBroker(partitions=4)
     await b.start()
     try:
@@ -37,7 +49,8 @@ async def broker() -> AsyncIterator[EmbeddedBroker]:
 @pytest.fixture
 def settings(tmp_path: Path, broker: EmbeddedBroker) -> Settings:
     """Settings pointing at the test broker, data under tmp_path."""
-    return Settings(broker=f"kafka://{broker.bootstrap}", data_dir=tmp_path / "data", metrics_interval_s=0.5)
+    real = {"replication_factor": 3, "idempotence": True} if REAL_KAFKA else {}
+    return Settings(broker=f"kafka://{broker.bootstrap}", data_dir=tmp_path / "data", metrics_interval_s=0.5, **real)
 
 
 class WorkerProcs:
@@ -59,8 +72,10 @@ class WorkerProcs:
             SCHEDMATE_METRICS_INTERVAL_S=str(interval),
             SCHEDMATE_APP_ID=app_id,
             SCHEDMATE_LOG_JSON="true",
-            **extra_env,
         )
+        if REAL_KAFKA:
+            env.update(SCHEDMATE_REPLICATION_FACTOR="3", SCHEDMATE_IDEMPOTENCE="true")
+        env.update(extra_env)
         cmd = [sys.executable, "-m", "schedmate.infra.cli", "worker"] + ([] if classify else ["--no-classify"])
         log = open(self.data_dir / f"worker-{len(self.procs)}.log", "wb")  # noqa: SIM115
         self._logs.append(log)

@@ -133,3 +133,47 @@ async def test_hostile_workdir_and_malformed_submission(
     dead = [DEAD.decode(v) for *_, v in await collect(broker.bootstrap, DEAD.name, lambda m: len(m) >= 1, 30)]
     assert any(d.source_topic == "jobs.submitted" and d.agent == "advise" and "job_id" in d.reason for d in dead)
     assert (work / "huge.yaml").stat().st_size == 2 * 1024**3 and (work / "train.py").read_text().startswith("# SYSTEM")
+
+
+async def test_hostile_submissions_never_take_the_worker_down(
+    broker: EmbeddedBroker, workers: WorkerProcs, tmp_path: Path
+) -> None:
+    """Every tiny hostile workspace (recursion, nested `not`, huge literals, bad quotes and digits, interpolations,
+    3e9 GPUs, YAML/shell/list bombs, Hydra fan-out) gets metadata; absurd raw submissions go to deadletter; a normal
+    job after them is advised by the same worker process, which never restarted."""
+    from tests.hostile_workspaces import HOSTILE  # noqa: PLC0415
+
+    proc = workers.start()
+    subs = []
+    for name, build in sorted(HOSTILE.items()):
+        (tmp_path / name).mkdir()
+        workdir, command = build(tmp_path / name)
+        subs.append(JobSubmitted(job_id=f"hostile-{name}", user="eve", workdir=str(workdir), command=[command]))
+    await produce(broker.bootstrap, SUBMITTED, subs)
+    raw = [
+        b'{"schema_version": 1, "job_id": "raw-gpus", "num_gpus": 3000000000, "command": ["python", "t.py"]}',
+        b'{"schema_version": 1, "job_id": "raw-nul", "workdir": "/tmp/a\\u0000b", "command": ["python", "t.py"]}',
+    ]
+    producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap)
+    await producer.start()
+    try:
+        for value in raw:
+            await producer.send_and_wait(SUBMITTED.name, value, key=b"raw")
+    finally:
+        await producer.stop()
+    (repo, cmd), *_ = synthetic_repos(tmp_path / "repos", 1)
+    await produce(broker.bootstrap, SUBMITTED, [JobSubmitted(job_id="after", user="ana", workdir=str(repo),
+                                                             command=shlex.split(cmd))])  # fmt: skip
+    want = {s.job_id for s in subs} | {"after"}
+
+    def seen(m: list[Any]) -> set[str]:
+        return {METADATA.decode(v).job_id for *_, v in m}
+
+    meta = await collect(broker.bootstrap, METADATA.name, lambda m: want <= seen(m), 180)
+    assert want <= seen(meta), want - seen(meta)
+    paths = {e.job_id: e.path for e in (METADATA.decode(v) for *_, v in meta)}
+    assert paths["hostile-yaml_bomb"] == "static+cut" and paths["after"] == "static"
+    dead = [DEAD.decode(v) for *_, v in await collect(broker.bootstrap, DEAD.name, lambda m: len(m) >= 2, 30)]
+    assert {d.source_topic for d in dead} == {SUBMITTED.name} and len(dead) == 2
+    assert proc.poll() is None, "the worker died"
+    assert len(workers.procs) == 1

@@ -169,3 +169,38 @@ def test_hf_script_from_pretrained_and_structure(tmp_path: Path) -> None:
     md2 = extract_metadata(tmp_path, "python train.py")
     assert (md2.model_type, md2.params_millions) == ("mlp", (10 * 20 + 20 + 20 * 2 + 2) / 1e6)
     assert time.time() > 0
+
+
+def test_history_never_stores_a_token_from_the_command(tmp_path: Path, embedder: Embedder) -> None:
+    """A submission whose command carries a token (published raw by a connector with redaction off) is recorded
+    in the history with the token redacted, and its resubmission is still recognised."""
+    (repo, cmd), = synthetic_repos(tmp_path / "r", 1)  # fmt: skip
+    history = History(tmp_path / "db", dim=vector_dim(embedder))
+    adv = Advisor(history, embedder, VersionCache())
+    argv = [*shlex.split(cmd), "--hf-token", "hf_secretsecretsecretsecretsecretsecret"]
+    adv.advise(JobSubmitted(job_id="1", user="u1", workdir=str(repo), command=argv))
+    rows = history.recent_for("u1", str(repo.resolve()))
+    assert rows and "hf_secret" not in rows[0]["command"] and "[REDACTED]" in rows[0]["command"]
+    again = adv.advise(JobSubmitted(job_id="2", user="u1", workdir=str(repo), command=argv))
+    assert again.resubmission_of == "1"
+
+
+def test_a_damaged_history_gives_one_clear_message_and_can_be_repaired(tmp_path: Path) -> None:
+    """A corrupted data file: reads raise StoreError naming `schedmate history repair`; repair brings back a
+    readable table (the newest readable version, or a fresh one with the damaged table kept aside)."""
+    from schedmate.agents.advisor.history import repair  # noqa: PLC0415
+    from schedmate.agents.exceptions import StoreError  # noqa: PLC0415
+
+    h = History(tmp_path / "db", dim=8)
+    h.upsert([{"job_id": "a", "user": "u", "status": "completed", "duration_s": 60.0, "vector": [0.1] * 8}])
+    h.upsert([{"job_id": "b", "user": "u", "status": "completed", "duration_s": 90.0, "vector": [0.2] * 8}])
+    data = sorted((tmp_path / "db" / "history.lance" / "data").iterdir())
+    data[-1].write_bytes(b"\x00garbage")
+    with pytest.raises(StoreError, match="history repair"):
+        History(tmp_path / "db", dim=8).warm_up()
+    said = repair(tmp_path / "db")
+    assert said.startswith(("restored version", "no readable version")), said
+    again = History(tmp_path / "db", dim=8)
+    assert again.count() in (0, 1)
+    again.upsert([{"job_id": "c", "user": "u", "status": "pending"}])
+    assert again.get("c") is not None

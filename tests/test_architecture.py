@@ -15,7 +15,10 @@ from schedmate.schemas import Event
 from tests.conftest import REPO
 
 PACKAGES = ("schemas", "connectors", "streams", "agents", "infra")
-FLOOR = {f"schedmate.infra.{m}" for m in ("settings", "logging", "exceptions", "processes", "lifecycle", "kafka")}
+FLOOR = {
+    f"schedmate.infra.{m}"
+    for m in ("settings", "logging", "exceptions", "processes", "lifecycle", "kafka", "redact", "signing")
+}
 FEATURES = ("tracker", "failures", "advisor")
 SHARED_KERNELS = ("logtext", "ml")
 # Events that carry results: only streams/ builds them.

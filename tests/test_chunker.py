@@ -94,3 +94,18 @@ def test_stream_cuts_cover_the_bytes_once(pieces: list[bytes], max_lines: int) -
     assert numbered == list(range(1, len(lines) + 1))
     assert [c.start for c in cuts] == [0] + [c.end for c in cuts[:-1]]
     assert cuts[-1].end == len(data) and cuts[-1].chunk.eof
+
+
+def test_a_line_without_newline_is_held_in_bounded_memory() -> None:
+    """64 MiB with no `\\n` and no `\\r` keeps only the head in memory; the finished line says what was cut and
+    its raw length (for byte offsets) is exact."""
+    from schedmate.connectors.chunker import MAX_LINE_BYTES, LineSplitter  # noqa: PLC0415
+
+    sp = LineSplitter()
+    block = b"x" * (1 << 20)
+    for _ in range(64):
+        assert sp.feed_sized(block) == []
+        assert len(sp._pending) <= 4 * MAX_LINE_BYTES
+    (text, raw_len), (after, after_len) = sp.feed_sized(b"yz\nnext line\n")
+    assert raw_len == 64 * (1 << 20) + 2 and after == "next line" and after_len == 9
+    assert text.startswith("x" * 100) and text.endswith(f"…[{raw_len - MAX_LINE_BYTES} bytes cut]")

@@ -66,7 +66,7 @@ def test_killed_rank_outranks_peer_symptoms() -> None:
         "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
     ]
     d = diagnose_lines(lines)
-    assert (d.first_error_line, d.category, d.faulty_node) == (33, "other", "rank 1")
+    assert (d.first_error_line, d.category, d.log_node, d.faulty_node) == (33, "other", "rank 1", None)
     assert d.action == "none"
 
 
@@ -92,18 +92,22 @@ def test_storage_and_network_signatures_name_the_component_and_node() -> None:
     """Read-only filesystem → storage; IB completion error → network, with the node from the NCCL prefix."""
     ro = diagnose_lines([*progress(5), "OSError: [Errno 30] Read-only file system: '/ckpt/step_5.pt'"])
     assert (ro.category, ro.infra_component, ro.action) == ("infrastructure", "storage", "requeue")
-    ib = diagnose_lines([
-        *progress(5),
+    ib_tail = [
         "gpu-a12:25146:25854 [0] NCCL INFO proxy.cc:698 -> 6",
         "gpu-a12:25146:25854 [0] ib_plugin.c:1105 NCCL WARN NET/IB : Got completion from peer with error 12, vendor err 129",
-    ])  # fmt: skip
-    assert (ib.first_error_line, ib.category, ib.infra_component, ib.faulty_node) == (
+    ]
+    ib = diagnose_lines([*progress(5), *ib_tail])
+    assert (ib.first_error_line, ib.category, ib.infra_component, ib.log_node, ib.faulty_node) == (
         6,
         "infrastructure",
         "network",
         "gpu-a12",
+        None,  # no allocation given: the log's node is only a hint
     )
-    assert ib.action == "requeue_excluding_node"
+    assert ib.action == "requeue"
+    ib2 = diagnose_lines(ib_lines := [*progress(5), *ib_tail], allocation=["gpu-a11", "gpu-a12"])
+    assert (ib2.faulty_node, ib2.action) == ("gpu-a12", "requeue_excluding_node")
+    assert diagnose_lines(ib_lines, allocation=["gpu-b01", "gpu-b02"]).faulty_node is None
 
 
 def test_healthy_log_has_no_failure() -> None:
@@ -130,7 +134,8 @@ def test_binary_search_uses_logarithmic_classifier_calls() -> None:
 
 def test_recovery_actions_come_from_the_allowlist_and_need_evidence() -> None:
     """Low confidence never acts; an unnamed node is requeued rather than excluded."""
-    assert recovery_action("infrastructure", "gpu", "n1", 0.9) == "drain_node_and_requeue"
+    assert recovery_action("infrastructure", "gpu", "n1", 0.9, corroborated=True) == "drain_node_and_requeue"
+    assert recovery_action("infrastructure", "gpu", "n1", 0.9) == "requeue"  # the job's own word is not enough
     assert recovery_action("infrastructure", "gpu", None, 0.9) == "requeue"
     assert recovery_action("infrastructure", "network", "n1", 0.3) == "none"
     assert recovery_action("other", None, "n1", 0.9) == "none"
@@ -173,8 +178,8 @@ def test_diagnose_json_contract(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "schedmate.infra.cli", "diagnose", str(log), "--json"],
                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
     d = json.loads(out.stdout)
-    assert list(d) == ["first_error_line", "category", "infra_component", "faulty_node", "confidence", "action",
-                       "explanation", "evidence", "path"]  # fmt: skip
+    assert list(d) == ["first_error_line", "category", "infra_component", "faulty_node", "log_node", "confidence",
+                       "action", "explanation", "evidence", "path"]  # fmt: skip
     assert (d["first_error_line"], d["category"], d["action"]) == (4, "user_script", "notify_user")
     assert d["path"] == ["rules"]
 
@@ -235,4 +240,4 @@ def test_common_failures_beyond_the_dev_set(
     d = diagnose_lines([*progress(20), *tail])
     assert (d.category, d.infra_component) == (category, component)
     if node is not None:
-        assert d.faulty_node == node
+        assert d.log_node == node

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from schedmate.agents.failures.llm_vote import diagnose_lines_llm
 from schedmate.agents.ml.llm import CircuitBreaker, LLMClient
-from schedmate.agents.ml.redact import REDACTED, redact
+from schedmate.infra.redact import REDACTED, redact
 
 HAS_LLAMA = (
     importlib.util.find_spec("llama_cpp") is not None

@@ -222,11 +222,14 @@ def test_values_come_from_the_line_and_templates_are_stable(step: int, loss: flo
 
 def test_failure_tail_is_bounded() -> None:
     """A job that prints errors forever keeps a bounded tail (the start of the cascade)."""
-    from schedmate.agents.failures.tail import TAIL_MAX, FailureTails  # noqa: PLC0415
+    from schedmate.agents.failures.tail import LINE_CHARS, TAIL_MAX, TAIL_MAX_CHARS, FailureTails  # noqa: PLC0415
 
     tails = FailureTails()
     t = MetricTracker(line_sink=tails.record)
     t.feed("j", 1, ["step 1 loss 0.5", *(f"ERROR retry {i} " + "x" * 3000 for i in range(5000))])
     first, lines = tails.lines("j")
-    assert first == 1 and len(lines) == TAIL_MAX
-    assert sum(len(str(x)) for row in tails.to_state("j") for x in row) < 600_000
+    assert first == 1 and lines[1].startswith("ERROR retry 0 ")
+    assert all(len(x) <= LINE_CHARS for x in lines)
+    assert sum(len(x) for x in lines) <= TAIL_MAX_CHARS + LINE_CHARS
+    t.feed("k", 1, ["step 1 loss 0.5", *(f"ERROR retry {i}" for i in range(5000))])
+    assert len(tails.lines("k")[1]) == TAIL_MAX

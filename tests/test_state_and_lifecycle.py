@@ -144,3 +144,44 @@ async def test_sigterm_stops_every_runtime(broker: EmbeddedBroker, workers: Work
         e.get("runtime") for e in _log_events(workers.data_dir / "worker-0.log") if e.get("event") == "runtime stopped"
     }
     assert stopped == {"job-states", "gpu-health", "track", "diagnose", "advise", "history"}
+
+
+async def test_ten_thousand_finished_jobs_leave_bounded_state(broker: EmbeddedBroker, workers: WorkerProcs) -> None:
+    """10,000 short jobs (a log with EOF and a finished event each) through one worker: every one gets its
+    metrics, and the worker parks them (compressed, bounded) instead of holding 10,000 jobs' state in memory;
+    a parked job that logs again resumes its line numbering (no line counted twice)."""
+    proc = workers.start(SCHEDMATE_EVICT_AFTER_S="1")
+    n = 10_000
+    chunks = [LogChunk(job_id=f"many-{i}", seq=0, first_line=1, lines=[f"step {s} | loss 0.5" for s in range(1, 6)],
+                       eof=True) for i in range(n)]  # fmt: skip
+    events = [JobEvent(job_id=f"many-{i}", kind="finished", status="completed", exit_code=0) for i in range(n)]
+    await produce(broker.bootstrap, CHUNKS, chunks)
+    await produce(broker.bootstrap, EVENTS, events)
+    seen: set[str] = set()
+
+    def all_reported(m: list[Any]) -> bool:
+        seen.update(METRICS.decode(v).job_id for *_, v in m[len(seen) :] if v)
+        return len(seen) >= n
+
+    await collect(broker.bootstrap, METRICS.name, all_reported, 300)
+    assert len(seen) >= n
+
+    def parked() -> list[dict[str, Any]]:
+        text = (workers.data_dir / "worker-0.log").read_text(errors="replace")
+        return [r for r in (json.loads(x) for x in text.splitlines() if x.startswith("{")) if r.get("event") ==
+                "parked quiet jobs"]  # fmt: skip
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and sum(r["parked_now"] for r in parked()) < n:
+        await asyncio.sleep(2)
+    last = parked()[-1]
+    assert sum(r["parked_now"] for r in parked()) >= n
+    assert last["in_memory"] < 1_000 and last["parked"] >= n - 1_000 and last["dropped"] == 0
+    assert last["parked_kib"] < 64 * 1024
+    await produce(broker.bootstrap, CHUNKS, [LogChunk(job_id="many-7", seq=0, first_line=1,
+                                                      lines=[f"step {s} | loss 0.5" for s in range(1, 8)])])  # fmt: skip
+    again = await collect(broker.bootstrap, METRICS.name, lambda m: any(
+        (e := METRICS.decode(v)).job_id == "many-7" and e.lines_total == 7 for *_, v in m), 60)  # fmt: skip
+    totals = [e.lines_total for e in (METRICS.decode(v) for *_, v in again) if e.job_id == "many-7"]
+    assert totals[-1] == 7, totals  # 5 lines before parking + 2 new ones; the first 5 not counted again
+    assert proc.poll() is None

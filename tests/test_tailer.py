@@ -153,3 +153,61 @@ def test_corrupt_checkpoint_is_reported(tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match="delete it"):
         Checkpoint.load(tmp_path, "/x.log")
     assert json.loads(json.dumps({"ok": time.time()}))
+
+
+async def test_a_log_swapped_for_a_symlink_is_not_followed(
+    broker: EmbeddedBroker, settings: Settings, tmp_path: Path
+) -> None:
+    """A job that replaces its log with a symlink to a secret file gets nothing of that file published; a deleted
+    log is closed (no handle kept); a second tailer on the same checkpoint folder is refused."""
+    from schedmate.connectors.exceptions import ConnectorError  # noqa: PLC0415
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-LINE\n")
+    log = tmp_path / "job.log"
+    log.write_text("l1\nl2\n")
+    async with Publisher(settings) as pub:
+        tailer = LogTailer([str(log)], pub, tmp_path / "cp", job_id="job-s", poll_s=0.02)
+        task = asyncio.create_task(tailer.run())
+        await asyncio.sleep(0.5)
+        with pytest.raises(ConnectorError, match="another tailer"):
+            await LogTailer([str(log)], pub, tmp_path / "cp", job_id="job-s").run(once=True)
+        log.unlink()
+        log.symlink_to(secret)
+        await asyncio.sleep(1.0)
+        follower = tailer.followers[str(log)]
+        assert follower.refused is not None and "symlink" in follower.refused
+        log.unlink()
+        await asyncio.sleep(0.5)
+        tailer.stop()
+        await task
+    msgs = await collect(broker.bootstrap, CHUNKS.name, lambda m: False, 3)
+    got = delivered_lines(chunks_of(msgs))
+    assert [got[i] for i in sorted(got)] == ["l1", "l2"]
+    assert not any("TOP-SECRET" in x for c in chunks_of(msgs) for x in [*c.lines, c.partial or ""])
+
+
+async def test_deleted_logs_release_their_handles(broker: EmbeddedBroker, settings: Settings, tmp_path: Path) -> None:
+    """200 logs followed by a glob, read, then deleted: the tailer holds no handle on any of them."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for i in range(200):
+        (folder / f"job{i}.log").write_text(f"line of job {i}\n")
+    async with Publisher(settings) as pub:
+        tailer = LogTailer([str(folder / "*.log")], pub, tmp_path / "cp", poll_s=0.02)
+        task = asyncio.create_task(tailer.run())
+        await asyncio.sleep(2.0)
+        for f in folder.iterdir():
+            f.unlink()
+
+        def open_logs() -> list[Path]:
+            return [p for p in Path(f"/proc/{os.getpid()}/fd").iterdir() if "/logs/job" in os.path.realpath(p)]
+
+        deadline = time.monotonic() + 30
+        while open_logs() and time.monotonic() < deadline:  # each closes after its final chunk is acknowledged
+            await asyncio.sleep(0.2)
+        still_open = open_logs()
+        tailer.stop()
+        await task
+    assert still_open == []
+    assert len(tailer.followers) == 0

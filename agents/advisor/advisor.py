@@ -25,12 +25,15 @@ from typing import Any
 import numpy as np
 
 from schedmate.agents.advisor.estimator import Estimate, estimate
+from schedmate.agents.advisor.extract.budget import Budget
 from schedmate.agents.advisor.extract.metadata import extract_metadata
+from schedmate.agents.advisor.extract.sandbox import Extracted, ExtractionSandbox
 from schedmate.agents.advisor.facets import embed_metadata, metadata_text, vector_dim
 from schedmate.agents.advisor.history import History
 from schedmate.agents.advisor.version_cache import VersionCache, merge
 from schedmate.agents.exceptions import WorkspaceError
 from schedmate.agents.ml.embeddings import Embedder
+from schedmate.infra.redact import redact, redact_args
 from schedmate.infra.settings import Settings
 from schedmate.schemas.jobs_metadata import WorkloadMetadata
 from schedmate.schemas.jobs_submitted import JobSubmitted
@@ -86,12 +89,30 @@ class Advisor:
         versions: VersionCache | None = None,
         k: int = 3,
         threshold: float = 0.90,
+        sandbox: ExtractionSandbox | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.history = history
         self.embedder = embedder
         self.versions = versions if versions is not None else VersionCache()
         self.k = k
         self.threshold = threshold
+        self.sandbox = sandbox  # None: extract in the calling thread (cooperative budget only)
+        self.budget = budget
+
+    def close(self) -> None:
+        """Stop the extraction processes."""
+        if self.sandbox is not None:
+            self.sandbox.close()
+
+    def _extract(self, workdir: Path, command: str) -> Extracted:
+        if self.sandbox is not None:
+            return self.sandbox.extract(workdir, command)
+        reads: dict[str, str] = {}
+        cuts: list[str] = []
+        budget = Budget(**{**asdict(self.budget), "started": time.monotonic()}) if self.budget else None
+        meta = extract_metadata(workdir, command, reads=reads, budget=budget, cuts=cuts)
+        return Extracted(meta, reads, cuts)
 
     @classmethod
     def from_settings(cls, settings: Settings, embedder: Embedder | None = None) -> Advisor:
@@ -99,12 +120,17 @@ class Advisor:
         embedder = embedder or Embedder(settings.embedding_model, settings.embedding_backend)
         history = History(settings.store_dir, dim=vector_dim(embedder))
         versions = VersionCache(settings.data_dir / "advisor" / "versions.jsonl")
-        return cls(history, embedder, versions, k=settings.advise_top_k, threshold=settings.advise_threshold)
+        budget = Budget(time_s=settings.extract_time_s)
+        sandbox = ExtractionSandbox(settings.extract_processes, settings.extract_memory_mb, budget)
+        return cls(history, embedder, versions, k=settings.advise_top_k, threshold=settings.advise_threshold,
+                   sandbox=sandbox, budget=budget)  # fmt: skip
 
     def warm_up(self) -> None:
         """Load the embedding model and the history's in-memory views."""
         self.embedder.encode(["warm up"])
         self.history.warm_up()
+        if self.sandbox is not None:
+            self.sandbox.warm_up()
 
     def _admission(self, sub: JobSubmitted, command: str) -> dict[str, Any] | None:
         if not sub.workdir:
@@ -122,25 +148,26 @@ class Advisor:
         entry, changed = self.versions.lookup(workdir, command, sub.git_commit or "")
         if entry is not None and not changed:
             return entry.metadata, "cache", [], None
-        reads: dict[str, str] = {}
+        if not workdir:
+            return WorkloadMetadata(num_gpus=sub.num_gpus or None), "unavailable", [], "the submission names no workdir"
         try:
-            fresh = extract_metadata(Path(workdir), command, reads=reads) if workdir else None
+            got = self._extract(Path(workdir), command)
         except WorkspaceError as exc:
             return WorkloadMetadata(num_gpus=sub.num_gpus or None), "unavailable", [], str(exc)
-        if fresh is None:
-            return WorkloadMetadata(num_gpus=sub.num_gpus or None), "unavailable", [], "the submission names no workdir"
+        fresh, reads = got.metadata, got.reads
+        cut = redact("; ".join(got.cuts)[:1000]) or None  # steps skipped or cut short: the metadata is partial
         refreshed: list[str] = []
-        path = "static"
+        path = "static+cut" if cut else "static"
         if entry is not None:
             fresh, refreshed = merge(entry.metadata, fresh, changed, workdir)
             path = "cache+refresh"
         self.versions.store(workdir, command, sub.git_commit or "", reads, fresh)
-        return fresh, path, refreshed, None
+        return fresh, path, refreshed, cut
 
     def advise(self, sub: JobSubmitted, record: bool = True) -> Advice:
         """Metadata and an estimate for ``sub``; with ``record``, the submission joins the history."""
         t0 = time.perf_counter()
-        command = command_text(sub.command)
+        command = command_text(redact_args(sub.command))  # history and cache keys never hold a secret
         prior = self._admission(sub, command)
         vector: Any = None
         refreshed: list[str] = []

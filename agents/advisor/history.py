@@ -10,13 +10,15 @@ worker thread in async code.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, ParamSpec, TypeVar
 
 import lancedb
 import numpy as np
@@ -24,7 +26,10 @@ import pyarrow as pa
 
 from schedmate.agents.exceptions import StoreError
 
-__all__ = ["FINISHED", "GroupSummary", "History", "HistoryMatch", "Outcome"]
+__all__ = ["FINISHED", "GroupSummary", "History", "HistoryMatch", "Outcome", "repair"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _TABLE: Final = "history"
 FINISHED: Final = ("completed", "failed", "cancelled")
@@ -110,6 +115,55 @@ def _schema(dim: int) -> pa.Schema:
     )
 
 
+_REPAIR = "run `schedmate history repair` (restores the newest readable version, or moves the table aside)"
+
+
+def _guarded(method: Callable[P, R]) -> Callable[P, R]:
+    """Turn a damaged or unreachable table (lance I/O errors) into one :class:`StoreError` that says what to do."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except StoreError:
+            raise
+        except (RuntimeError, OSError) as exc:
+            self = args[0]
+            path = getattr(self, "path", "?")
+            raise StoreError(f"the job history at {path} cannot be read or written ({exc}); {_REPAIR}") from exc
+
+    return wrapper
+
+
+def repair(path: Path) -> str:
+    """Bring a damaged history table back: the newest version that reads in full, else an empty one.
+
+    A table no version of which reads is moved aside (``history.lance.damaged-<time>``), never deleted.
+    Returns what was done.
+    """
+    db = lancedb.connect(str(path))
+    folder = path / f"{_TABLE}.lance"
+    if not folder.exists():
+        return f"no history table at {path}: nothing to repair"
+    try:
+        table = db.open_table(_TABLE)
+        versions = sorted((int(v["version"]) for v in table.list_versions()), reverse=True)
+    except (RuntimeError, OSError, ValueError):
+        table, versions = None, []
+    for v in versions:
+        assert table is not None
+        try:
+            table.checkout(v)
+            rows = table.to_arrow().num_rows
+            table.restore(v)
+        except (RuntimeError, OSError, ValueError):
+            continue
+        return f"restored version {v} of the history at {path} ({rows} jobs)"
+    aside = folder.with_name(f"{folder.name}.damaged-{int(time.time())}")
+    folder.rename(aside)
+    return f"no readable version: moved the damaged table to {aside}; a new, empty history starts there"
+
+
 def _sql(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
@@ -134,11 +188,14 @@ class History:
             self._table = self._db.create_table(_TABLE, schema=_schema(dim), exist_ok=True)
         except (OSError, ValueError) as exc:
             raise StoreError(f"cannot open the job history at {path}: {exc}; set SCHEDMATE_DATA_DIR") from exc
+        except RuntimeError as exc:  # lance: a damaged manifest or data file
+            raise StoreError(f"the job history at {path} is damaged ({exc}); {_REPAIR}") from exc
         stored = self._table.schema.field("vector").type.list_size
         if stored != dim:
             raise StoreError(f"the job history at {path} holds {stored}-d vectors but the embedding model gives "
                              f"{dim}-d; use another SCHEDMATE_DATA_DIR")  # fmt: skip
 
+    @_guarded
     def _refresh(self) -> None:
         """Drop the in-memory views when another process (another worker, an import) wrote the table."""
         now = time.monotonic()
@@ -150,6 +207,7 @@ class History:
             self._index, self._groups, self._summaries, self._recent = None, None, {}, {}
             self._known_version = version
 
+    @_guarded
     def warm_up(self) -> None:
         """Build the in-memory views now rather than on the first job."""
         with self._lock:
@@ -174,6 +232,7 @@ class History:
         out["updated"] = time.time()
         return out
 
+    @_guarded
     def upsert(self, rows: list[dict[str, Any]], only_pending: bool = False) -> None:
         """Insert or replace rows by job id (idempotent); ``only_pending`` leaves finished jobs' rows alone."""
         if not rows:
@@ -208,6 +267,7 @@ class History:
                         if r["has_vector"]:
                             self._index.add(r)
 
+    @_guarded
     def record_outcome(
         self,
         job_id: str,
@@ -235,30 +295,62 @@ class History:
             self.upsert([row])
             return current is not None
 
+    @_guarded
+    def record_events(self, events: list[tuple[str, str, str | None, float, float | None, float | None]]) -> int:
+        """Starts and outcomes of many jobs in one read and one write (the history writer's batch).
+
+        ``events``: (job id, "started" or "finished", status, time, mean GPU util, peak GPU memory), in
+        order. Same rules as :meth:`record_start` and :meth:`record_outcome`; returns the outcomes written.
+        """
+        ids = list(dict.fromkeys(e[0] for e in events))
+        if not ids:
+            return 0
+        with self._lock:
+            where = "job_id IN (" + ", ".join(_sql(j) for j in ids) + ")"
+            current = {r["job_id"]: r for r in self._table.search().where(where).limit(len(ids)).to_list()}
+            changed: dict[str, dict[str, Any]] = {}
+            outcomes = 0
+            for job_id, kind, status, ts, util, mem in events:
+                row = changed.get(job_id) or current.get(job_id)
+                if kind == "started":
+                    if row is None or row.get("start_ts") is not None:
+                        continue
+                    new = dict(row)
+                    new["start_ts"] = ts
+                else:
+                    if row is not None and row.get("status") in FINISHED and row.get("end_ts") == ts:
+                        continue
+                    new = dict(row) if row else {"job_id": job_id}
+                    start = new.get("start_ts") or new.get("submit_ts")
+                    new.update(status=status, end_ts=ts, start_ts=start, gpu_util_pct=util, gpu_mem_mb=mem,
+                               duration_s=max(0.0, ts - start) if start is not None else None)  # fmt: skip
+                    outcomes += 1
+                if row is not None and not row.get("has_vector"):
+                    new["vector"] = None
+                changed[job_id] = new
+            self.upsert(list(changed.values()))
+            return outcomes
+
+    @_guarded
     def record_start(self, job_id: str, start_ts: float) -> None:
         """Note when a submitted job started (its duration counts from then)."""
-        with self._lock:
-            current = self.get(job_id)
-            if current is None or current.get("start_ts") is not None:
-                return
-            row = dict(current)
-            row["start_ts"] = start_ts
-            if not current.get("has_vector"):
-                row["vector"] = None
-            self.upsert([row])
+        self.record_events([(job_id, "started", None, start_ts, None, None)])
 
     # --- reads ----------------------------------------------------------------------------------
+    @_guarded
     def get(self, job_id: str) -> dict[str, Any] | None:
         """The row of a job, or None."""
         with self._lock:
             rows = self._table.search().where(f"job_id = {_sql(job_id)}").limit(1).to_list()
         return rows[0] if rows else None
 
+    @_guarded
     def count(self, status: str | None = None) -> int:
         """Rows, optionally of one status."""
         with self._lock:
             return int(self._table.count_rows(f"status = {_sql(status)}" if status else None))
 
+    @_guarded
     def recent_for(self, user: str, workdir: str, limit: int = 50) -> list[dict[str, Any]]:
         """The user's most recent submissions from ``workdir`` (for resubmission matching)."""
         where = f"user = {_sql(user)} AND workdir = {_sql(workdir)} AND metadata != ''"
@@ -273,6 +365,7 @@ class History:
         rows.sort(key=lambda r: r.get("submit_ts") or 0.0, reverse=True)
         return rows[:limit]
 
+    @_guarded
     def similar(
         self,
         vector: np.ndarray[Any, Any],
@@ -303,6 +396,7 @@ class History:
                 out.append(HistoryMatch(_outcome(r), round(score, 4), meta))
         return out
 
+    @_guarded
     def group(self, kind: str, key: tuple[Any, ...] = ()) -> list[Outcome]:
         """Finished jobs of one fallback group: ``user+gpus``, ``user+name``, ``cluster+gpus``, ``gpus``, ``all``."""
         with self._lock:

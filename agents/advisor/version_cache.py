@@ -18,6 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
+from schedmate.agents.advisor.extract.workspace import read_regular_file
 from schedmate.schemas.jobs_metadata import WorkloadMetadata
 
 __all__ = ["CacheEntry", "VersionCache", "merge"]
@@ -33,14 +34,23 @@ class CacheEntry:
     metadata: WorkloadMetadata
 
 
-def _sha1(path: str, limit: int) -> str | None:
+def _sha1(path: str, limit: int, root: str) -> str | None:
+    """SHA-1 of a recorded file, or None if it is gone, too big, not a regular file or no longer inside ``root``.
+
+    Never blocks: a FIFO or device swapped in since the extraction is refused, not read.
+    """
     try:
         p = Path(path)
-        if p.is_symlink() or p.stat().st_size > limit:
+        if p.is_symlink() or (root and Path(root) not in p.resolve().parents):
             return None
-        return hashlib.sha1(p.read_bytes(), usedforsecurity=False).hexdigest()
-    except OSError:
+        return hashlib.sha1(read_regular_file(p, limit), usedforsecurity=False).hexdigest()
+    except (OSError, ValueError, RuntimeError):
         return None
+
+
+def _record(entry: CacheEntry) -> str:
+    return json.dumps({"key": entry.key, "git_commit": entry.git_commit, "files": entry.files,
+                       "metadata": entry.metadata.model_dump(mode="json")})  # fmt: skip
 
 
 def merge(
@@ -81,8 +91,10 @@ class VersionCache:
         self.max_file_bytes = max_file_bytes
         self._lock = threading.Lock()
         self._entries: OrderedDict[str, CacheEntry] = OrderedDict()
+        self._file_lines = 0
         if path is not None and path.exists():
             for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                self._file_lines += 1
                 try:
                     raw = json.loads(line)
                     entry = CacheEntry(raw["key"], raw.get("git_commit", ""), dict(raw["files"]),
@@ -107,7 +119,7 @@ class VersionCache:
                 self._entries.move_to_end(entry.key)
         if entry is None:
             return None, set()
-        changed = {p for p, h in entry.files.items() if _sha1(p, self.max_file_bytes) != h}
+        changed = {p for p, h in entry.files.items() if _sha1(p, self.max_file_bytes, workdir) != h}
         if git_commit and entry.git_commit and git_commit != entry.git_commit and not changed:
             changed = {"<git commit>"}  # a new commit that touched none of our files: still re-check
         return entry, changed
@@ -124,10 +136,21 @@ class VersionCache:
                 self._entries.popitem(last=False)
             if self.path is not None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                record = {"key": entry.key, "git_commit": git_commit, "files": entry.files,
-                          "metadata": metadata.model_dump(mode="json")}  # fmt: skip
                 with self.path.open("a", encoding="utf-8") as fh:
-                    fh.write(json.dumps(record) + "\n")
+                    fh.write(_record(entry) + "\n")
+                self._file_lines += 1
+                if self._file_lines > 2 * max(self.max_entries // 2, len(self._entries), 64):
+                    self._compact()
+
+    def _compact(self) -> None:
+        """Rewrite the cache file with the live entries only (atomic rename; bounded file)."""
+        assert self.path is not None
+        tmp = self.path.with_suffix(".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            for entry in self._entries.values():
+                fh.write(_record(entry) + "\n")
+        tmp.replace(self.path)
+        self._file_lines = len(self._entries)
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -23,13 +23,24 @@ _ACTIONS: Final[dict[InfraComponent, ActionKind]] = {
 
 
 def recovery_action(
-    category: FailureCategory, component: InfraComponent | None, node: str | None, confidence: float
+    category: FailureCategory,
+    component: InfraComponent | None,
+    node: str | None,
+    confidence: float,
+    corroborated: bool = False,
 ) -> ActionKind:
-    """An action from the fixed allowlist, only with enough evidence."""
+    """An action from the fixed allowlist, only with enough evidence.
+
+    ``node`` must be a node of the job's allocation. Draining it takes ``corroborated``
+    evidence beyond the job's own output (the node's GPU samples, or other jobs failing the
+    same way there); without it the job is only requeued.
+    """
     if category == "infrastructure" and confidence >= 0.6:
         action = _ACTIONS.get(component or "other", "requeue")
         if action in NODE_ACTIONS and node is None:
             return "requeue"  # cannot exclude or drain an unnamed node
+        if action == "drain_node_and_requeue" and not corroborated:
+            return "requeue"
         return action
     if category in ("user_script", "framework") and confidence >= 0.5:
         return "notify_user"

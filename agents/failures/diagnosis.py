@@ -15,6 +15,7 @@ embedding vote over labelled failure exemplars may.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -28,7 +29,7 @@ from schedmate.agents.logtext.lines import split_physical_lines
 from schedmate.schemas.jobs_failures import FailureCategory, InfraComponent
 from schedmate.schemas.scheduler_actions import ActionKind
 
-__all__ = ["Diagnosis", "diagnose_file", "diagnose_lines"]
+__all__ = ["Diagnosis", "diagnose_file", "diagnose_lines", "resolve_node"]
 
 _MARGIN: Final = 60  # lines before the last progress line where hardware evidence still counts
 _USER_INPUT_ERRORS: Final = frozenset(
@@ -55,13 +56,14 @@ class Diagnosis:
     first_error_line: int | None
     category: FailureCategory = "other"
     infra_component: InfraComponent | None = None
-    faulty_node: str | None = None
+    faulty_node: str | None = None  # a node of the job's allocation, never one only its log names
     confidence: float = 0.0
     action: ActionKind = "none"
     explanation: str = ""
     evidence: list[str] = field(default_factory=list)
     path: list[str] = field(default_factory=list)
     classifier_calls: int = 0
+    log_node: str | None = None  # the node (or GPU, rank) the log text names near the root cause: unverified
 
     def as_dict(self) -> dict[str, Any]:
         """The documented JSON contract."""
@@ -70,6 +72,7 @@ class Diagnosis:
             "category": self.category,
             "infra_component": self.infra_component,
             "faulty_node": self.faulty_node,
+            "log_node": self.log_node,
             "confidence": round(self.confidence, 3),
             "action": self.action,
             "explanation": self.explanation,
@@ -78,8 +81,12 @@ class Diagnosis:
         }
 
 
-def _faulty_node(lines: list[str], block: ErrorBlock) -> str | None:
-    """The node (or GPU, or rank) the root block names, else the lines right after or just before it."""
+def _log_node(lines: list[str], block: ErrorBlock) -> str | None:
+    """The node (or GPU, or rank) the root block names, else the lines right after or just before it.
+
+    What a job prints is untrusted: this is a hint, used only where it names a node of the job's
+    allocation (:func:`resolve_node`).
+    """
     after = range(block.start, min(len(lines), max(block.end + 1, block.start + 40)))
     before = range(block.start - 1, max(-1, block.start - 9), -1)
     for window in (after, before):
@@ -100,6 +107,18 @@ def _faulty_node(lines: list[str], block: ErrorBlock) -> str | None:
     return None
 
 
+def resolve_node(log_node: str | None, allocation: Sequence[str]) -> str | None:
+    """The faulty node: the log's node if it is one of the job's allocation, else the allocation's only node.
+
+    A node the log names outside the allocation is evidence of nothing (a job can print any host
+    name); with several nodes and no matching name the node stays unknown.
+    """
+    nodes = [n for n in dict.fromkeys(allocation) if n]
+    if log_node is not None and log_node in nodes:
+        return log_node
+    return nodes[0] if len(nodes) == 1 else None
+
+
 def _classify_traceback(tb: Traceback) -> tuple[FailureCategory, float, str]:
     origin = tb.origin()
     exc = origin.short_type or tb.short_type
@@ -118,8 +137,18 @@ def _classify_traceback(tb: Traceback) -> tuple[FailureCategory, float, str]:
     return "other", 0.35, f"{exc or 'error'} at {where}: {origin.message[:200]}"
 
 
-def diagnose_lines(lines: list[str], locator: Locator | None = None, knn: FailureKnn | None = None) -> Diagnosis:
-    """Diagnose a failed job's whole log (``knn``: an embedding vote where rules cannot decide)."""
+def diagnose_lines(
+    lines: list[str],
+    locator: Locator | None = None,
+    knn: FailureKnn | None = None,
+    allocation: Sequence[str] = (),
+) -> Diagnosis:
+    """Diagnose a failed job's whole log (``knn``: an embedding vote where rules cannot decide).
+
+    ``allocation``: the nodes the scheduler gave the job; the faulty node is one of them or
+    unknown. The action never drains a node here: that needs corroboration beyond the job's own
+    log (see :func:`~schedmate.agents.failures.gpu_evidence.corroborate`).
+    """
     loc = locator or Locator()
     last = loc.last_progress_line(lines)
     start = max(0, last)
@@ -156,7 +185,8 @@ def diagnose_lines(lines: list[str], locator: Locator | None = None, knn: Failur
             path.append("embedding")
     if category == "infrastructure" and component is None:
         component = "other"
-    node = _faulty_node(lines, best)
+    hint = _log_node(lines, best)
+    node = resolve_node(hint, allocation)
     evidence = [lines[k].split("\r")[-1].strip()[:300] for k in range(best.start, min(best.end, best.start + 4) + 1)]
     if best.traceback is not None and best.traceback.end > best.start + 4:
         evidence.append(lines[best.traceback.end].strip()[:300])
@@ -164,13 +194,14 @@ def diagnose_lines(lines: list[str], locator: Locator | None = None, knn: Failur
         first_error_line=best.start + 1,
         category=category,
         infra_component=component,
-        faulty_node=node,
+        faulty_node=node if category == "infrastructure" else None,
         confidence=confidence,
         action=recovery_action(category, component, node, confidence),
         explanation=why,
         evidence=evidence,
         path=path,
         classifier_calls=loc.calls,
+        log_node=hint,
     )
 
 

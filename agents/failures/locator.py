@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from schedmate.agents.failures.signatures import ERROR, HARDWARE, Signature, match_signature
+from schedmate.agents.failures.signatures import ERROR, HARDWARE, MAX_LINE_CHARS, Signature, match_signature
 from schedmate.agents.failures.tracebacks import Traceback, find_tracebacks, strip_prefix
 from schedmate.agents.logtext.lines import visible_segments
 from schedmate.agents.logtext.slots import learn_spec, template_key
@@ -46,11 +46,13 @@ class Locator:
         self.calls = 0
 
     def _visible(self, raw: str) -> str:
+        raw = raw[:MAX_LINE_CHARS]  # a line is judged by its first 4 KiB: bounded cost per line
         segs = visible_segments(raw) if ("\r" in raw or "\x08" in raw or "\x1b" in raw) else [raw.rstrip()]
         return segs[-1] if segs else ""
 
     def is_progress(self, raw: str) -> bool:
         """Whether the line reports training progress (a step, a loss or a throughput) and no error."""
+        raw = raw[:MAX_LINE_CHARS]
         for seg in visible_segments(raw) if ("\r" in raw or "\x1b" in raw) else [raw.rstrip()]:
             key = template_key(seg)
             hit = self._progress.get(key)
@@ -109,7 +111,7 @@ class Locator:
         while i < len(lines):
             tb = tbs.get(i)
             if tb is not None:
-                text = " ".join(strip_prefix(lines[k]) for k in (tb.start, tb.end))
+                text = " ".join(strip_prefix(lines[k][:MAX_LINE_CHARS]) for k in (tb.start, tb.end))
                 sig = match_signature(f"{tb.exc_type}: {tb.message}") or match_signature(text)
                 for inner in tb.chained:
                     sig = sig or match_signature(f"{inner.exc_type}: {inner.message}")

@@ -16,7 +16,7 @@ from typing import Final
 
 from schedmate.schemas.jobs_failures import FailureCategory, InfraComponent
 
-__all__ = ["HARDWARE", "KILL", "SIGNATURES", "SYMPTOM", "Signature", "match_signature"]
+__all__ = ["HARDWARE", "KILL", "MAX_LINE_CHARS", "SIGNATURES", "SYMPTOM", "Signature", "match_signature"]
 
 HARDWARE: Final = 3.0  # hardware / kernel evidence (Xid, ECC, NVLink, InfiniBand, storage)
 KILL: Final = 2.0  # a rank killed by a signal
@@ -24,9 +24,13 @@ ERROR: Final = 1.0  # an ordinary error
 SYMPTOM: Final = 0.5  # consequences of a failure elsewhere (peer gone, timeouts, launcher summaries)
 
 
+MAX_LINE_CHARS: Final = 4096  # a line is classified by its first 4 KiB (bounds the cost of every pattern)
+
+
 @dataclass(frozen=True, slots=True)
 class Signature:
-    """A known failure pattern."""
+    """A known failure pattern; ``examples`` are lines it must match (tests glue them into words to check it
+    matches whole words only)."""
 
     name: str
     pattern: re.Pattern[str]
@@ -34,86 +38,132 @@ class Signature:
     component: InfraComponent | None
     priority: float
     explanation: str
+    examples: tuple[str, ...] = ()
 
 
 def _s(
-    name: str, rx: str, category: FailureCategory, component: InfraComponent | None, priority: float, why: str
+    name: str,
+    rx: str,
+    category: FailureCategory,
+    component: InfraComponent | None,
+    priority: float,
+    why: str,
+    examples: tuple[str, ...],
 ) -> Signature:
-    return Signature(name, re.compile(rx, re.IGNORECASE), category, component, priority, why)
+    return Signature(name, re.compile(rx, re.IGNORECASE), category, component, priority, why, examples)
 
 
-# Order matters: the first match wins for a line.
+# Every alternative starts and ends on a word boundary, and gaps are bounded (``.{0,N}``), so a
+# pattern costs O(line length * N) at worst, never quadratic in the line. Order matters: the first
+# match wins for a line.
+_XID = r"\bXid\b(?:\s{0,4}\([^)]{0,64}\))?:\s{0,4}"
 SIGNATURES: Final[tuple[Signature, ...]] = (
     # --- GPU hardware (NVIDIA Xid codes, ECC) ---
-    _s("xid_nvlink", r"\bXid\b(?:\s*\([^)]*\))?:\s*(?:74|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159)\b",
-       "infrastructure", "nvlink", HARDWARE, "NVLink error reported by the driver (Xid); the GPU interconnect of this node is faulty"),
-    _s("nvlink_inactive", r"nvlink.*(?:inactive|down|error|fatal)|(?:inactive|down).*nvlink",
-       "infrastructure", "nvlink", HARDWARE, "NVLink links are down/inactive on this node; GPU-to-GPU traffic cannot flow"),
-    _s("xid_gpu_hw", r"\bXid\b(?:\s*\([^)]*\))?:\s*(?:48|61|62|63|64|79|92|94|95|119|120|136|140)\b",
-       "infrastructure", "gpu", HARDWARE, "GPU hardware fault reported by the driver (Xid: ECC, fallen off the bus, GSP error)"),
-    _s("ecc", r"uncorrectable ECC|ECC error|double[- ]bit (?:ECC )?error|DBE|row ?remap",
-       "infrastructure", "gpu", HARDWARE, "uncorrectable GPU memory (ECC) error: the GPU's memory is faulty"),
-    _s("gpu_lost", r"GPU has fallen off the bus|GPU is lost|Unable to determine the device handle for GPU",
-       "infrastructure", "gpu", HARDWARE, "the GPU disappeared from the PCIe bus (hardware/driver fault)"),
-    _s("xid_app", r"\bXid\b(?:\s*\([^)]*\))?:\s*(?:13|31|43|45|69|109)\b",
+    _s("xid_nvlink", _XID + r"(?:74|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159)\b",
+       "infrastructure", "nvlink", HARDWARE, "NVLink error reported by the driver (Xid); the GPU interconnect of this node is faulty",
+       ("NVRM: Xid (PCI:0000:07:00): 74, pid=2, NVLink: fatal error detected on link 5",)),
+    _s("nvlink_inactive", r"\bnvlink\b.{0,120}\b(?:inactive|down|error|fatal)\b|\b(?:inactive|down)\b.{0,120}\bnvlink\b",
+       "infrastructure", "nvlink", HARDWARE, "NVLink links are down/inactive on this node; GPU-to-GPU traffic cannot flow",
+       ("NVLink 3 is inactive", "RuntimeError: CUDA error: uncorrectable NVLink error detected")),
+    _s("xid_gpu_hw", _XID + r"(?:48|61|62|63|64|79|92|94|95|119|120|136|140)\b",
+       "infrastructure", "gpu", HARDWARE, "GPU hardware fault reported by the driver (Xid: ECC, fallen off the bus, GSP error)",
+       ("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.",)),
+    _s("ecc", r"\buncorrectable ECC\b|\bECC error|\bdouble[- ]bit (?:ECC )?error|"
+       r"\bDBE\b.{0,40}\b(?:ECC|error)\b|\bECC\b.{0,40}\bDBE\b|\brow[- ]?remap\w{0,8} (?:fail\w{0,4}|error)",
+       "infrastructure", "gpu", HARDWARE, "uncorrectable GPU memory (ECC) error: the GPU's memory is faulty",
+       ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "Xid 48: DBE (double bit error) ECC error",
+        "row remapping failure on GPU 3")),
+    _s("gpu_lost", r"\bGPU has fallen off the bus\b|\bGPU is lost\b|\bUnable to determine the device handle for GPU\b",
+       "infrastructure", "gpu", HARDWARE, "the GPU disappeared from the PCIe bus (hardware/driver fault)",
+       ("Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost",)),
+    _s("xid_app", _XID + r"(?:13|31|43|45|69|109)\b",
        "other", "gpu", HARDWARE, "the driver reported a GPU exception (Xid 13/31/43/109) on this process; often caused by "
-       "the program (illegal instruction/address), sometimes by the GPU — check the same job on another GPU"),
+       "the program (illegal instruction/address), sometimes by the GPU — check the same job on another GPU",
+       ("NVRM: Xid (PCI:0000:3b:00): 13, Graphics Exception",)),
     # --- network / InfiniBand ---
-    _s("ib_completion", r"NET/IB.*(?:completion|error)|ibv_\w+ failed|vendor err|IBV_WC_|mlx5\S*:.*(?:error|fail)|"
-       r"RDMA.*(?:error|fail)|transport retry counter exceeded",
-       "infrastructure", "network", HARDWARE, "InfiniBand/RDMA transport error between nodes: the network fabric or a NIC failed"),
+    _s("ib_completion", r"\bNET/IB\b.{0,200}\b(?:completion|error)\b|\bibv_\w{1,40} failed\b|\bvendor err\b|"
+       r"\bIBV_WC_\w+|\bmlx5\S{0,20}:.{0,200}\b(?:error|fail\w{0,4})\b|\bRDMA\b.{0,200}\b(?:error|fail\w{0,4})\b|"
+       r"\btransport retry counter exceeded\b",
+       "infrastructure", "network", HARDWARE, "InfiniBand/RDMA transport error between nodes: the network fabric or a NIC failed",
+       ("NCCL WARN NET/IB : Got completion from peer with error 12, vendor err 129", "ibv_poll_cq failed",
+        "transport retry counter exceeded")),
     # --- storage ---
-    _s("readonly_fs", r"Read-only file system|EROFS", "infrastructure", "storage", HARDWARE,
-       "the filesystem was (re)mounted read-only: a storage fault, not the job"),
-    _s("io_error", r"Input/output error|EIO\b|Stale file handle|Transport endpoint is not connected",
-       "infrastructure", "storage", HARDWARE, "the storage returned I/O errors (failing disk or lost network filesystem)"),
-    _s("no_space", r"No space left on device|ENOSPC", "infrastructure", "storage", HARDWARE,
-       "the filesystem is full"),
+    _s("readonly_fs", r"\bRead-only file system\b|\bEROFS\b", "infrastructure", "storage", HARDWARE,
+       "the filesystem was (re)mounted read-only: a storage fault, not the job",
+       ("OSError: [Errno 30] Read-only file system: '/ckpt/a.pt'",)),
+    _s("io_error", r"\bInput/output error\b|\bEIO\b|\bStale file handle\b|\bTransport endpoint is not connected\b",
+       "infrastructure", "storage", HARDWARE, "the storage returned I/O errors (failing disk or lost network filesystem)",
+       ("OSError: [Errno 5] Input/output error", "Stale file handle")),
+    _s("no_space", r"\bNo space left on device\b|\bENOSPC\b", "infrastructure", "storage", HARDWARE,
+       "the filesystem is full", ("OSError: [Errno 28] No space left on device",)),
     # --- node ---
-    _s("node_fail", r"NODE_FAIL|DUE TO NODE FAILURE|node .* (?:down|not responding)|Kernel panic|machine check",
-       "infrastructure", "node", HARDWARE, "the node failed (scheduler reported node failure / kernel panic)"),
+    _s("node_fail", r"\bNODE_FAIL\b|\bDUE TO NODE FAILURE\b|\bnode\b.{0,80} (?:down|not responding)\b|\bKernel panic\b|"
+       r"\bmachine check\b",
+       "infrastructure", "node", HARDWARE, "the node failed (scheduler reported node failure / kernel panic)",
+       ("slurmstepd: error: *** JOB 12 ON n1 CANCELLED AT 2024-01-01 DUE TO NODE FAILURE ***", "Kernel panic - not syncing")),
     # --- the job's own doing ---
-    _s("cuda_oom", r"CUDA out of memory|OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED|out of memory",
+    _s("cuda_oom", r"\bCUDA out of memory\b|\bOutOfMemoryError\b|\bCUBLAS_STATUS_ALLOC_FAILED\b|\bout of memory\b",
        "user_script", None, ERROR, "the job asked for more GPU memory than the device has: reduce the batch size or "
-       "sequence length, or enable gradient checkpointing / mixed precision"),
-    _s("host_oom", r"\bMemoryError\b|Unable to allocate [\d.]+ ?[KMGTP]i?B", "user_script", None, ERROR,
-       "the job tried to allocate more host memory than available"),
-    _s("nan", r"loss is nan|nan loss|Loss is (?:nan|inf)|FloatingPointError|non-finite loss|diverg",
-       "user_script", None, ERROR, "training diverged (NaN/inf loss): check learning rate schedule and data"),
-    _s("not_compiled", r"not compiled with CUDA|Found no NVIDIA driver|CUDA driver version is insufficient|"
-       r"no CUDA-capable device", "user_script", None, ERROR,
-       "the job's environment cannot use the GPU (CPU-only build, or driver mismatch): fix the environment"),
-    _s("arch_mismatch", r"no kernel image is available for execution|not compatible with the current PyTorch installation|"
-       r"sm_\d+ is not compatible", "user_script", None, ERROR,
-       "the job's CUDA build does not support this GPU model: install a build for its compute capability"),
-    _s("missing_pkg", r"No module named|ModuleNotFoundError|requires? .{0,60}(?:to be installed|installed)|"
-       r"is not installed|cannot import name", "user_script", None, ERROR,
-       "a package the job needs is missing from its environment: install it or change the configuration"),
-    _s("file_missing", r"FileNotFoundError|No such file or directory", "user_script", None, ERROR,
-       "a file the job reads does not exist at that path"),
+       "sequence length, or enable gradient checkpointing / mixed precision",
+       ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",)),
+    _s("host_oom", r"\bMemoryError\b|\bUnable to allocate [\d.]{1,20} ?[KMGTP]i?B\b", "user_script", None, ERROR,
+       "the job tried to allocate more host memory than available",
+       ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.2 GiB for an array",)),
+    _s("nan", r"\bloss is nan\b|\bnan loss\b|\bLoss is (?:nan|inf)\b|\bFloatingPointError\b|\bnon-finite loss\b|"
+       r"\b(?:loss|training|model) (?:has )?diverged\b",
+       "user_script", None, ERROR, "training diverged (NaN/inf loss): check learning rate schedule and data",
+       ("FloatingPointError: Loss is nan, stopping training", "training diverged at step 300")),
+    _s("not_compiled", r"\bnot compiled with CUDA\b|\bFound no NVIDIA driver\b|\bCUDA driver version is insufficient\b|"
+       r"\bno CUDA-capable device\b", "user_script", None, ERROR,
+       "the job's environment cannot use the GPU (CPU-only build, or driver mismatch): fix the environment",
+       ("AssertionError: Torch not compiled with CUDA enabled",)),
+    _s("arch_mismatch", r"\bno kernel image is available for execution\b|"
+       r"\bnot compatible with the current PyTorch installation\b|\bsm_\d{2,3} is not compatible\b",
+       "user_script", None, ERROR,
+       "the job's CUDA build does not support this GPU model: install a build for its compute capability",
+       ("CUDA error: no kernel image is available for execution on the device",)),
+    _s("missing_pkg", r"\bNo module named\b|\bModuleNotFoundError\b|\brequires? .{0,60}\b(?:to be installed|installed)\b|"
+       r"\bis not installed\b|\bcannot import name\b", "user_script", None, ERROR,
+       "a package the job needs is missing from its environment: install it or change the configuration",
+       ("ModuleNotFoundError: No module named 'flash_attn'", "This example requires `sacrebleu` to be installed")),
+    _s("file_missing", r"\bFileNotFoundError\b|\bNo such file or directory\b", "user_script", None, ERROR,
+       "a file the job reads does not exist at that path",
+       ("FileNotFoundError: [Errno 2] No such file or directory: 'data/train.bin'",)),
     # --- symptoms / unknown root cause ---
-    _s("illegal_memory", r"illegal memory access|device-side assert|misaligned address", "other", None, ERROR,
-       "a CUDA kernel faulted (illegal memory access / device assert); usually a bug in the model code or a library"),
-    _s("watchdog", r"Watchdog caught collective operation timeout|collective operation timeout|"
-       r"NCCL (?:communicator|operation).*(?:timed out|timeout)|Timed out waiting|gloo.*Timed out|timed out after",
+    _s("illegal_memory", r"\billegal memory access\b|\bdevice-side assert\b|\bmisaligned address\b", "other", None, ERROR,
+       "a CUDA kernel faulted (illegal memory access / device assert); usually a bug in the model code or a library",
+       ("RuntimeError: CUDA error: an illegal memory access was encountered",)),
+    _s("watchdog", r"\bWatchdog caught collective operation timeout\b|\bcollective operation timeout\b|"
+       r"\bNCCL (?:communicator|operation)\b.{0,200}\b(?:timed out|timeout)\b|\bTimed out waiting\b|"
+       r"\bgloo\b.{0,200}\bTimed out\b|\btimed out after\b",
        "other", None, SYMPTOM, "a collective operation timed out: one rank stopped participating (hang, crash or "
-       "slow I/O); the root cause is on the rank that stalled"),
-    _s("peer_gone", r"Connection reset by peer|Broken pipe|Connection refused|Connection closed by peer|"
-       r"remote process exited|ncclRemoteError|Call to recv from .* failed|socket.*(?:closed|failed)",
-       "other", None, SYMPTOM, "a peer rank went away; this rank's error is a consequence"),
-    _s("sigkill", r"exitcode\s*:\s*-9\b|Signals?\.SIGKILL|signal 9\b|\bKilled\b|exit code 137|oom-kill", "other", None, KILL,
-       "a process was killed with SIGKILL by something outside it (out-of-memory killer, scheduler or admin)"),
-    _s("launcher_summary", r"ChildFailedError|failed \(exitcode: -?\d+\)|Sending process \d+ closing signal",
-       "other", None, SYMPTOM, "the launcher reports a child process failure"),
-    _s("preempted", r"PREEMPT|DUE TO TIME LIMIT|CANCELLED AT", "other", None, SYMPTOM,
-       "the scheduler preempted, cancelled or timed out the job"),
-    _s("nccl_error", r"NCCL (?:WARN|error)|ncclInternalError|ncclSystemError|unhandled system error|NCCL INFO .*-> [1-9]",
-       "other", None, ERROR, "NCCL reported an error"),
+       "slow I/O); the root cause is on the rank that stalled",
+       ("[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5) ran for 600000 milliseconds",)),
+    _s("peer_gone", r"\bConnection reset by peer\b|\bBroken pipe\b|\bConnection refused\b|\bConnection closed by peer\b|"
+       r"\bremote process exited\b|\bncclRemoteError\b|\bCall to recv from\b.{0,200}\bfailed\b|"
+       r"\bsocket\b.{0,100}\b(?:closed|failed)\b",
+       "other", None, SYMPTOM, "a peer rank went away; this rank's error is a consequence",
+       ("RuntimeError: [gloo/transport/tcp/pair.cc:537] Read error: Connection reset by peer",)),
+    _s("sigkill", r"\bexitcode\s{0,4}:\s{0,4}-9\b|\bSignals?\.SIGKILL\b|\bsignal 9\b|\bKilled\b|\bexit code 137\b|"
+       r"\boom-kill\b", "other", None, KILL,
+       "a process was killed with SIGKILL by something outside it (out-of-memory killer, scheduler or admin)",
+       ("failed (exitcode: -9) local_rank: 1 (pid: 29548)", "Killed")),
+    _s("launcher_summary", r"\bChildFailedError\b|\bfailed \(exitcode: -?\d{1,4}\)|\bSending process \d{1,10} closing signal\b",
+       "other", None, SYMPTOM, "the launcher reports a child process failure",
+       ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",)),
+    _s("preempted", r"\bPREEMPT(?:ED|ION)?\b|\bDUE TO TIME LIMIT\b|\bCANCELLED AT\b", "other", None, SYMPTOM,
+       "the scheduler preempted, cancelled or timed out the job",
+       ("slurmstepd: error: *** JOB 5 ON n1 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***",)),
+    _s("nccl_error", r"\bNCCL (?:WARN|error)\b|\bncclInternalError\b|\bncclSystemError\b|\bunhandled system error\b|"
+       r"\bNCCL INFO\b.{0,300}-> [1-9]\d{0,3}\b",
+       "other", None, ERROR, "NCCL reported an error",
+       ("n1:1:1 [0] NCCL INFO proxy.cc:698 -> 6", "NCCL WARN Cuda failure 'out of memory'")),
 )  # fmt: skip
 
 
 def match_signature(text: str) -> Signature | None:
-    """The first known signature found in ``text``."""
+    """The first known signature found in ``text`` (its first :data:`MAX_LINE_CHARS` characters)."""
+    text = text[:MAX_LINE_CHARS]
     for sig in SIGNATURES:
         if sig.pattern.search(text):
             return sig

@@ -20,8 +20,17 @@ from schedmate.agents._lru import LruMap
 __all__ = ["TAIL_MARGIN", "TAIL_MAX", "FailureTail", "FailureTails"]
 
 TAIL_MARGIN: Final = 60
-TAIL_MAX: Final = 1000  # with ≤ 400 chars per line the persisted tail stays under ~0.5 MB
+TAIL_MAX: Final = 1000  # lines kept after the last progress line
+TAIL_MAX_CHARS: Final = 64 * 1024  # and at most this many characters of them
+LINE_CHARS: Final = 1024  # a kept line's size: a job printing 64 KiB lines keeps ~1 KiB of each
 _PERSISTED_CHARS: Final = 400
+
+
+def _keep(raw: str) -> str:
+    """A line as kept: its head, or for a line redrawn with ``\\r`` its last redraws (what a terminal shows)."""
+    if len(raw) <= LINE_CHARS:
+        return raw
+    return raw[-LINE_CHARS:] if "\r" in raw[LINE_CHARS:] else raw[:LINE_CHARS]
 
 
 @dataclass(slots=True)
@@ -29,33 +38,45 @@ class FailureTail:
     """One job's tail: since the last progress line (plus a margin before it).
 
     Bounded: the margin is a ring of ``TAIL_MARGIN`` lines; after the last progress line at
-    most ``TAIL_MAX`` lines are kept (the start of a cascade matters, not its end).
+    most ``TAIL_MAX`` lines of at most ``TAIL_MAX_CHARS`` characters in all are kept (the start
+    of a cascade matters, not its end); each line is cut to ``LINE_CHARS``.
     """
 
     ring: deque[tuple[int, str]] = field(default_factory=lambda: deque(maxlen=TAIL_MARGIN))
     tail: list[tuple[int, str]] = field(default_factory=list)
+    chars: int = 0  # characters in ``tail``
+
+    def _full(self) -> bool:
+        return len(self.tail) >= TAIL_MAX or self.chars >= TAIL_MAX_CHARS
+
+    def _append(self, line_no: int, raw: str) -> None:
+        self.tail.append((line_no, raw))
+        self.chars += len(raw)
 
     def add(self, line_no: int, raw: str, progress: bool) -> None:
         """Record one raw line."""
+        raw = _keep(raw)
         if progress:
             self.tail = [*self.ring, (line_no, raw)]
-        elif len(self.tail) < TAIL_MAX:
-            self.tail.append((line_no, raw))
+            self.chars = sum(len(t) for _, t in self.tail)
+        elif not self._full():
+            self._append(line_no, raw)
         self.ring.append((line_no, raw))
 
     def extend(self, first_line_no: int, lines: Sequence[str], last_progress: int | None) -> None:
         """Record consecutive lines; ``last_progress`` is the index of the last progress line among them."""
         start = 0
         if last_progress is not None:
-            for i in range(last_progress):
-                self.ring.append((first_line_no + i, lines[i]))
+            for i in range(max(0, last_progress - TAIL_MARGIN), last_progress):
+                self.ring.append((first_line_no + i, _keep(lines[i])))
             self.add(first_line_no + last_progress, lines[last_progress], progress=True)
             start = last_progress + 1
-        room = TAIL_MAX - len(self.tail)
-        if room > 0:
-            self.tail.extend((first_line_no + i, lines[i]) for i in range(start, min(len(lines), start + room)))
+        i = start
+        while i < len(lines) and not self._full():
+            self._append(first_line_no + i, _keep(lines[i]))
+            i += 1
         margin_from = max(start, len(lines) - TAIL_MARGIN)
-        self.ring.extend((first_line_no + i, lines[i]) for i in range(margin_from, len(lines)))
+        self.ring.extend((first_line_no + i, _keep(lines[i])) for i in range(margin_from, len(lines)))
 
     def lines(self) -> tuple[int, list[str]]:
         """(line number of the first kept line, the kept raw lines)."""
@@ -70,7 +91,8 @@ class FailureTail:
     def from_state(cls, rows: Sequence[tuple[int, str]]) -> FailureTail:
         """Inverse of :meth:`to_state`."""
         ft = cls()
-        ft.tail = [(int(n), str(t)) for n, t in rows]
+        for n, t in rows[:TAIL_MAX]:
+            ft._append(int(n), _keep(str(t)))
         ft.ring.extend(ft.tail[-TAIL_MARGIN:])
         return ft
 

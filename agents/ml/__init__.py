@@ -1,3 +1,3 @@
-"""Shared kernel of models: sentence embeddings, the OpenAI-compatible LLM client, secret redaction."""
+"""Shared kernel of models: sentence embeddings, the OpenAI-compatible LLM client."""
 
-__all__ = ["embeddings", "llm", "redact"]
+__all__ = ["embeddings", "llm"]

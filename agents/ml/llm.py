@@ -21,8 +21,8 @@ import openai
 from pydantic import BaseModel, ValidationError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from schedmate.agents.ml.redact import redact
 from schedmate.infra.logging import get_logger
+from schedmate.infra.redact import redact
 
 __all__ = ["CircuitBreaker", "LLMClient", "LLMStats", "client_from_settings"]
 

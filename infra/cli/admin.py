@@ -7,10 +7,19 @@ from typing import Annotated
 
 import typer
 
-from schedmate.infra.cli._common import fail, history_app, schemas_app, settings
+from schedmate.infra.cli._common import app, fail, history_app, schemas_app, settings
 from schedmate.schemas.exceptions import SchedMateError
 
-__all__ = ["history_import", "schemas_export"]
+__all__ = ["acls", "history_import", "history_repair", "schemas_export"]
+
+
+@history_app.command("repair")
+def history_repair() -> None:
+    """Repair a damaged history: restore its newest readable version, or move it aside and start empty."""
+    from schedmate.agents.advisor.history import repair  # noqa: PLC0415
+
+    s = settings(quiet=True)
+    typer.echo(repair(s.store_dir))
 
 
 @history_app.command("import")
@@ -45,3 +54,21 @@ def schemas_export(folder: Annotated[Path, typer.Argument(help="Where to write <
 
     for p in export_json_schemas(folder):
         typer.echo(str(p))
+
+
+@app.command()
+def acls(
+    worker: Annotated[str, typer.Option(help="The worker's principal (User: is added to a bare name).")] = "worker",
+    connector: Annotated[str, typer.Option(help="The connectors' principal (jobs' inputs only).")] = "connector",
+    scheduler: Annotated[str, typer.Option(help="Scheduler adapters' principal (read results).")] = "scheduler",
+    bootstrap: Annotated[str, typer.Option(help="The cluster's bootstrap servers.")] = "BROKER:9093",
+    command_config: Annotated[str | None, typer.Option(help="Admin client properties (SASL/SSL).")] = None,
+    scheduler_group: Annotated[str, typer.Option(help="Group-id prefix of the adapters' consumers.")] = "scheduler",
+) -> None:
+    """Print the kafka-acls commands that let only the worker write results (scheduler.actions among them),
+    connectors write only jobs' inputs and adapters only read: review, then run them as a Kafka admin."""
+    from schedmate.infra.kafka_acls import acl_plan, render_commands  # noqa: PLC0415
+
+    s = settings(quiet=True)
+    rules = acl_plan(worker, connector, scheduler, app_id=s.app_id, scheduler_group=scheduler_group)
+    typer.echo(render_commands(rules, bootstrap, command_config))

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from schedmate.infra.cli._common import JSON_OPTION, bench_app, eval_app, fail, print_fields, run_async, settings
+from schedmate.infra.exceptions import ConfigError
 from schedmate.schemas.exceptions import SchedMateError
 
 __all__ = ["bench_advise", "bench_diagnose", "bench_track", "eval_advise", "eval_diagnose", "eval_metrics"]
@@ -98,12 +99,21 @@ def bench_track(
     log: Annotated[Path | None, typer.Option(help="Log to replay (default: a generated mixed log).")] = None,
     lines: Annotated[int, typer.Option(help="Lines for the template path and end to end.")] = 200_000,
     baseline_lines: Annotated[int, typer.Option(help="Lines for the per-line embedding baseline.")] = 1_000,
+    broker: Annotated[
+        list[str] | None,
+        typer.Option(help="Broker(s) for the end-to-end run: embedded, kafka (a 3-node Apache Kafka; repeatable)."),
+    ] = None,
 ) -> None:
-    """Template-cached tracking vs embedding every line, and end to end through the broker."""
+    """Template-cached tracking vs embedding every line, and end to end through the broker(s)."""
     from schedmate.infra.measure.bench_track import bench_track as _bench  # noqa: PLC0415
 
+    kinds = tuple(broker or ["embedded"])
+    if bad := set(kinds) - {"embedded", "kafka"}:
+        fail(ConfigError(f"unknown broker {sorted(bad)}: use embedded or kafka"))
     s = settings()
-    result: dict[str, Any] | None = run_async(_bench(s, log, lines, baseline_lines, progress=not as_json))
+    result: dict[str, Any] | None = run_async(
+        _bench(s, log, lines, baseline_lines, progress=not as_json, brokers=kinds)
+    )
     print_fields(result or {}, as_json, width=34, blank="None")
 
 

@@ -30,8 +30,17 @@ def metrics(
 def diagnose(
     logfile: Annotated[Path, typer.Argument(help="A failed job's log.", exists=True, dir_okay=False)],
     as_json: Annotated[bool, JSON_OPTION] = False,
+    node: Annotated[
+        list[str] | None,
+        typer.Option(help="A node of the job's allocation, as the scheduler says (repeat for several)."),
+    ] = None,
 ) -> None:
-    """Locate and classify the root cause of a failed job's log, and pick a recovery action."""
+    """Locate and classify the root cause of a failed job's log, and pick a recovery action.
+
+    The faulty node is one of the job's allocation (``--node``), never a node only the log names;
+    draining a node takes evidence beyond one log, so here a hardware fault gets at most ``requeue``.
+    """
+    from schedmate.agents.failures.gpu_evidence import corroborate  # noqa: PLC0415
     from schedmate.agents.failures.knn import FailureKnn  # noqa: PLC0415
     from schedmate.agents.failures.llm_vote import diagnose_lines_llm  # noqa: PLC0415
     from schedmate.agents.logtext.lines import split_physical_lines  # noqa: PLC0415
@@ -41,8 +50,9 @@ def diagnose(
     s = settings(quiet=True)
     llm = client_from_settings(s)
     knn = FailureKnn(Embedder(s.embedding_model, s.embedding_backend))  # the model loads only if needed
-    d = run_async(diagnose_lines_llm(split_physical_lines(logfile.read_bytes()), llm, knn=knn))
+    d = run_async(diagnose_lines_llm(split_physical_lines(logfile.read_bytes()), llm, knn=knn, allocation=node or ()))
     assert d is not None
+    corroborate(d, d.faulty_node, faults=[])  # one log alone: says why a node is not drained
     print_fields(d.as_dict(), as_json, width=17)
 
 
@@ -71,7 +81,10 @@ def advise(
         sub = JobSubmitted(job_id=job_id or new_job_id("advise"), user=user or os.environ.get("USER", ""), name=name,
                            command=list(ctx.args), workdir=str(workdir), num_gpus=gpus, cluster=cluster)  # fmt: skip
         advisor.warm_up()  # model load and history views: process start-up, not advisor latency
-        out = advisor.advise(sub, record=record).as_dict()
+        try:
+            out = advisor.advise(sub, record=record).as_dict()
+        finally:
+            advisor.close()
     except SchedMateError as exc:
         fail(exc)
     if as_json:

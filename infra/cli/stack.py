@@ -106,12 +106,16 @@ def logs_tail(
     patterns: Annotated[list[str], typer.Argument(help="Files or globs to follow.")],
     job: Annotated[str | None, typer.Option(help="Job id for every file (default: each file's stem).")] = None,
     once: Annotated[bool, typer.Option("--once", help="Publish what is there, then exit.")] = False,
+    follow_symlinks: Annotated[
+        bool, typer.Option("--follow-symlinks", help="Follow a log path that is a symlink (refused by default).")
+    ] = False,
+    node: Annotated[str | None, typer.Option(help="Node the logs are read on (default: this host's name).")] = None,
 ) -> None:
     """Follow log files (rotation, truncation, restarts: no line lost or duplicated)."""
     from schedmate.connectors.push import tail_files  # noqa: PLC0415
 
     s = settings()
-    run_async(tail_files(s, patterns, job, once), interruptible=True)
+    run_async(tail_files(s, patterns, job, once, follow_symlinks, node), interruptible=True)
 
 
 @app.command()

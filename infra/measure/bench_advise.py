@@ -23,6 +23,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from schedmate.agents.advisor.advisor import Advisor
+from schedmate.agents.advisor.extract.sandbox import ExtractionSandbox
 from schedmate.agents.advisor.facets import vector_dim
 from schedmate.agents.advisor.history import History
 from schedmate.agents.advisor.version_cache import VersionCache
@@ -100,8 +101,8 @@ def _pct(values: list[float], q: float) -> float:
 
 def _latency(repos: list[tuple[Path, str]], data_dir: Path, embedder: Embedder) -> dict[str, Any]:
     history = History(data_dir / "lat" / "store", dim=vector_dim(embedder))
-    advisor = Advisor(history, embedder, VersionCache())
-    advisor.warm_up()
+    advisor = Advisor(history, embedder, VersionCache(), sandbox=ExtractionSandbox(processes=1))
+    advisor.warm_up()  # as deployed: extraction in a memory-limited child process
     new, resub, baseline = [], [], []
     for i, (repo, cmd) in enumerate(repos):
         sub = JobSubmitted(job_id=f"new-{i}", user="bench", workdir=str(repo), command=shlex.split(cmd))
@@ -112,11 +113,14 @@ def _latency(repos: list[tuple[Path, str]], data_dir: Path, embedder: Embedder) 
         a = advisor.advise(sub)
         assert a.path == "resubmission", a.path
         resub.append(a.elapsed_s)
-    cold = Advisor(History(data_dir / "base" / "store", dim=vector_dim(embedder)), embedder, VersionCache())
+    cold = Advisor(History(data_dir / "base" / "store", dim=vector_dim(embedder)), embedder, VersionCache(),
+                   sandbox=ExtractionSandbox(processes=1))  # fmt: skip
     cold.warm_up()
     for i, (repo, cmd) in enumerate(repos):  # baseline: no admission, no cache — extract every time
         sub = JobSubmitted(job_id=f"base-{i}", user=f"u{i}", workdir=str(repo), command=shlex.split(cmd))
         baseline.append(cold.advise(sub, record=False).elapsed_s)
+    advisor.close()
+    cold.close()
     return {
         "jobs": len(repos),
         "new_job_p50_s": round(statistics.median(new), 4),

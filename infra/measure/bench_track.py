@@ -16,6 +16,7 @@ import contextlib
 import os
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,10 @@ from schedmate.agents.ml.embeddings import Embedder
 from schedmate.agents.tracker.metric_tracker import MetricTracker
 from schedmate.agents.tracker.progress import JobProgress
 from schedmate.connectors.chunker import ChunkBuilder
+from schedmate.infra.kafka import ensure_topics
 from schedmate.infra.measure._worker import worker_process
 from schedmate.infra.run.broker import EmbeddedBroker
+from schedmate.infra.run.kafka_cluster import KafkaCluster
 from schedmate.infra.settings import Settings
 from schedmate.schemas import jobs_metrics, logs_chunks
 
@@ -108,16 +111,30 @@ def _per_line_path(lines: list[str], clf: TemplateClassifier, batch: int = 64) -
     return time.perf_counter() - t0
 
 
-async def _e2e(settings: Settings, jobs: list[tuple[str, list[str]]], data_dir: Path, on_progress: Any) -> float:
-    async with EmbeddedBroker(settings.partitions) as broker:
-        env = dict(os.environ, SCHEDMATE_BROKER=f"kafka://{broker.bootstrap}", SCHEDMATE_DATA_DIR=str(data_dir),
+@contextlib.asynccontextmanager
+async def _broker(kind: str, partitions: int, data_dir: Path) -> AsyncIterator[tuple[str, dict[str, str]]]:
+    """(bootstrap, worker environment) of a fresh broker: the embedded one, or a 3-node Apache Kafka cluster."""
+    if kind == "kafka":
+        async with KafkaCluster(data_dir / "kafka") as k:
+            await ensure_topics(k.bootstrap, partitions, replication_factor=3)
+            yield k.bootstrap, {"SCHEDMATE_REPLICATION_FACTOR": "3", "SCHEDMATE_IDEMPOTENCE": "true"}
+        return
+    async with EmbeddedBroker(partitions) as broker:
+        yield broker.bootstrap, {}
+
+
+async def _e2e(
+    settings: Settings, jobs: list[tuple[str, list[str]]], data_dir: Path, on_progress: Any, kind: str = "embedded"
+) -> float:
+    async with _broker(kind, settings.partitions, data_dir) as (bootstrap, extra):
+        env = dict(os.environ, SCHEDMATE_BROKER=f"kafka://{bootstrap}", SCHEDMATE_DATA_DIR=str(data_dir),
                    SCHEDMATE_METRICS_INTERVAL_S="0.5", SCHEDMATE_LOG_LEVEL="WARNING",
-                   SCHEDMATE_PARTITIONS=str(settings.partitions))  # fmt: skip
+                   SCHEDMATE_PARTITIONS=str(settings.partitions), **extra)  # fmt: skip
         worker = contextlib.ExitStack()
         worker.enter_context(worker_process(env))
-        producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=5, max_batch_size=1 << 20,
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, max_batch_size=1 << 20,
                                     max_request_size=16 << 20)  # fmt: skip
-        consumer = AIOKafkaConsumer(jobs_metrics.TOPIC.name, bootstrap_servers=broker.bootstrap,
+        consumer = AIOKafkaConsumer(jobs_metrics.TOPIC.name, bootstrap_servers=bootstrap,
                                     auto_offset_reset="earliest")  # fmt: skip
         await producer.start()
         await consumer.start()
@@ -162,9 +179,14 @@ async def _e2e(settings: Settings, jobs: list[tuple[str, list[str]]], data_dir: 
 
 
 async def bench_track(
-    settings: Settings, log: Path | None, n_lines: int, baseline_lines: int, progress: bool = True
+    settings: Settings,
+    log: Path | None,
+    n_lines: int,
+    baseline_lines: int,
+    progress: bool = True,
+    brokers: tuple[str, ...] = ("embedded",),
 ) -> dict[str, Any]:
-    """Run the three measurements; return the figures."""
+    """Run the measurements (end to end once per broker in ``brokers``: embedded, kafka); return the figures."""
     from rich.progress import Progress  # noqa: PLC0415
 
     desc, jobs = load_bench_log(log, n_lines)
@@ -181,8 +203,11 @@ async def bench_track(
         sample = flat[::step][:baseline_lines]
         bar.update(task, description=f"per-line embedding baseline: {len(sample):,} lines")
         t_baseline = _per_line_path(sample, TemplateClassifier(embedder))
-        bar.update(task, description=f"end to end through the broker: {total:,} lines", total=total, completed=0)
-        t_e2e = await _e2e(settings, jobs, Path(tmp) / "e2e", lambda n: bar.update(task, completed=n))
+        e2e: dict[str, float] = {}
+        for kind in brokers:
+            bar.update(task, description=f"end to end through {kind}: {total:,} lines", total=total, completed=0)
+            e2e[kind] = await _e2e(settings, jobs, Path(tmp) / f"e2e-{kind}", lambda n: bar.update(task, completed=n),
+                                   kind)  # fmt: skip
     template_rate = total / t_template
     baseline_rate = len(sample) / t_baseline
     return {
@@ -191,7 +216,11 @@ async def bench_track(
         "template_lines_per_s": round(template_rate, 1),
         "per_line_embedding_lines_per_s": round(baseline_rate, 1),
         "ratio": round(template_rate / baseline_rate, 1),
-        "e2e_lines_per_s": round(total / t_e2e, 1),
+        **{
+            ("e2e_lines_per_s" if k == "embedded" else f"e2e_{k}_lines_per_s"): round(total / t, 1)
+            for k, t in e2e.items()
+        },
+        **({"e2e_kafka_vs_embedded": round(e2e["embedded"] / e2e["kafka"], 2)} if len(e2e) == 2 else {}),
         "templates_embedded": clf.embedded_templates,
         "baseline_lines": len(sample),
     }

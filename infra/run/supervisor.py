@@ -7,6 +7,7 @@ import contextlib
 import os
 import signal
 import sys
+import time
 from typing import Self
 
 from schedmate.infra.kafka import client_options, ensure_topics, resolve_bootstrap
@@ -16,9 +17,23 @@ from schedmate.infra.processes import terminate
 from schedmate.infra.run.broker import EmbeddedBroker
 from schedmate.infra.settings import Settings
 
-__all__ = ["LocalStack", "run_up"]
+__all__ = ["LocalStack", "restart_delay", "run_up"]
 
 log = get_logger(__name__)
+_HEALTHY_S = 60.0  # a worker that ran this long before exiting is restarted at once
+_MAX_BACKOFF_S = 60.0
+
+
+def restart_delay(ran_s: float, quick_failures: int) -> tuple[int, float]:
+    """(quick failures so far, seconds to wait) for a worker that exited after running ``ran_s``.
+
+    A worker that ran a minute or more is restarted at once; one that keeps exiting quickly waits
+    1, 2, 4 … up to 60 s, so a crash loop does not spin.
+    """
+    if ran_s > _HEALTHY_S:
+        return 0, 0.0
+    n = quick_failures + 1
+    return n, min(_MAX_BACKOFF_S, 2.0 ** (n - 1))
 
 
 class LocalStack(AsyncLifecycle):
@@ -47,7 +62,9 @@ class LocalStack(AsyncLifecycle):
             self.bootstrap = self.broker.bootstrap
         else:
             self.bootstrap = resolve_bootstrap(s)
-            await ensure_topics(self.bootstrap, s.partitions, client_options(s))
+            await ensure_topics(
+                self.bootstrap, s.partitions, client_options(s), replication_factor=s.replication_factor
+            )
         for i in range(self.n_workers):
             self.procs.append(await self._spawn(i))
         self._watch = asyncio.get_running_loop().create_task(self._supervise())
@@ -65,12 +82,24 @@ class LocalStack(AsyncLifecycle):
         return proc
 
     async def _supervise(self) -> None:
+        """Restart exited workers; one that keeps failing is restarted after 1, 2, 4 … 60 s."""
+        started = [time.monotonic()] * len(self.procs)
+        failures = [0] * len(self.procs)
+        due: list[float | None] = [None] * len(self.procs)
         while not self._stopping:
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(0.5)
+            now = time.monotonic()
             for i, p in enumerate(self.procs):
-                if p.returncode is not None and not self._stopping:
-                    log.warning("worker exited; restarting it", worker=i, exit_code=p.returncode)
+                if p.returncode is None or self._stopping:
+                    continue
+                if due[i] is None:
+                    failures[i], delay = restart_delay(now - started[i], failures[i])
+                    due[i] = now + delay
+                    log.warning("worker exited; restarting it", worker=i, exit_code=p.returncode,
+                                in_s=round(delay, 1), quick_failures=failures[i])  # fmt: skip
+                if now >= (due[i] or 0.0):
                     self.procs[i] = await self._spawn(i)
+                    started[i], due[i] = time.monotonic(), None
 
     async def stop(self) -> None:
         """SIGTERM the workers (they drain and commit), then stop the broker."""

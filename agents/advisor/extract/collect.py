@@ -127,9 +127,13 @@ def _data_module_and_deepspeed(ws: Workspace, ex: Extraction) -> None:
             ex.values.update({f"deepspeed.{k}": v for k, v in load_structured(ds_config, ds.value).items()})
 
 
-def collect_settings(ws: Workspace, launch: Launch) -> Extraction:
-    """Every setting the launch, the entry script and its configs give, merged in override order."""
-    ex = Extraction(launch=launch)
+def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None) -> Extraction:
+    """Every setting the launch, the entry script and its configs give, merged in override order.
+
+    Fills ``ex`` (a fresh :class:`Extraction` by default) as it goes, so a caller that catches an
+    error or a spent budget half-way keeps the settings found before it.
+    """
+    ex = ex if ex is not None else Extraction(launch=launch)
     overrides = parse_overrides(launch.args)
     script = launch.script or ""
     if launch.launcher == "llamafactory-cli":

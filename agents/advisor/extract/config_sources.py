@@ -23,6 +23,8 @@ from typing import Any, Final
 
 import yaml
 
+from schedmate.agents.advisor.extract.budget import charge_nodes, check_size
+
 __all__ = [
     "ArgSpec",
     "Value",
@@ -215,7 +217,9 @@ def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
         return {prefix: data} if prefix else {}
     out: dict[str, Any] = {}
     for k, v in data.items():
+        charge_nodes()  # aliases make a 1 KiB YAML a tree of billions of paths: the budget stops the walk
         key = f"{prefix}.{k}" if prefix else str(k)
+        check_size(len(key), "dotted key")
         if isinstance(v, dict) and v:
             out.update(flatten(v, key))
         else:

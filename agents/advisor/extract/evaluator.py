@@ -15,6 +15,7 @@ import operator
 from collections.abc import Callable
 from typing import Any, Final
 
+from schedmate.agents.advisor.extract.budget import charge_nodes, check_size
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Obj, Tensor
 from schedmate.agents.advisor.extract.workspace import Workspace
 
@@ -69,6 +70,7 @@ class Evaluator:
 
     # --- statements -------------------------------------------------------------------------------
     def _tick(self) -> None:
+        charge_nodes()
         self._steps += 1
         if self._steps > self.max_steps:
             raise AbortError("step budget exhausted")
@@ -159,6 +161,8 @@ class Evaluator:
             n = b if isinstance(b, int) else a
             if not isinstance(n, int) or n > _MAX_ITEMS:
                 return UNKNOWN  # no [0] * 10**9
+        if op is ast.Add and isinstance(a, list | tuple | str) and isinstance(b, list | tuple | str):
+            check_size(len(a) + len(b), "sequence built by +")
         try:
             out = _BIN[op](a, b)
         except (TypeError, ValueError, ArithmeticError):
@@ -289,6 +293,8 @@ class Evaluator:
                 return self._super_init(env, args, kwargs, file)
             target = self._expr(fn.value, env, file)
             if isinstance(target, list | dict | str) and name in _SAFE_METHODS:
+                grows = sum(len(a) for a in args if isinstance(a, list | tuple | str | dict)) + len(args)
+                check_size(len(target) + grows, f"{type(target).__name__} built by .{name}()")
                 return getattr(target, name)(*args, **kwargs)
             if isinstance(target, tuple) and target and target[0] == "module":
                 callee = self._module(target[1])[1].get(name, UNKNOWN) if target[1] else UNKNOWN

@@ -9,6 +9,7 @@ from typing import Any, Final
 
 import yaml
 
+from schedmate.agents.advisor.extract.budget import check_time
 from schedmate.agents.advisor.extract.config_sources import Value, flatten
 from schedmate.agents.advisor.extract.workspace import Workspace
 
@@ -67,6 +68,7 @@ class _Composer:
         """Merge config ``group/option`` and, first, the group's own defaults."""
         if option in (None, "null") or depth > _MAX_DEPTH:
             return
+        check_time()
         data, defaults, is_global, path = self.load(f"{group}/{option}")
         for d in defaults:
             if isinstance(d, str) and d != "_self_":

@@ -8,14 +8,16 @@ training command :func:`follow_shell_script` reads from the workspace). Nothing 
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Final
 
+from schedmate.agents.advisor.extract.budget import charge_nodes, check_size
 from schedmate.agents.advisor.extract.workspace import Workspace
 
-__all__ = ["Launch", "follow_shell_script", "parse_command"]
+__all__ = ["Launch", "follow_shell_script", "parse_command", "small_count"]
 
 _ASSIGN: Final = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _SEPARATORS: Final = frozenset({"&&", ";", "||", "|"})
@@ -36,6 +38,10 @@ _VALUE_FLAGS: Final = re.compile(
     r"max[_-]restarts|monitor[_-]interval|log[_-]dir|redirects|tee|role|run[_-]path|dynamo_backend|"
     r"gpu_ids|deepspeed_config_file|zero_stage|launcher|localhost|H|x)$"
 )
+
+
+_ASCII_DIGITS: Final = re.compile(r"[0-9]{1,9}")
+_VAR: Final = re.compile(r"\$\{(\w+)(?::-([^}]*))?\}|\$(\w+)")
 
 
 @dataclass
@@ -95,8 +101,8 @@ def _take_flags(tokens: list[str], launch: Launch, table: dict[str, str]) -> lis
             launch.launcher_args.append(value)
             i += 1
         kind = table.get(name)
-        if kind and value is not None and value.isdigit():
-            n = int(value)
+        n = small_count(value)
+        if kind and n is not None:
             if kind == "nproc":
                 launch.nproc_per_node = n
             elif kind == "nnodes":
@@ -154,15 +160,29 @@ def _strip_assignments(cmd: list[str], launch: Launch) -> list[str]:
     return cmd[i:]
 
 
+def small_count(value: str | None, limit: int = 1 << 20) -> int | None:
+    """``value`` as a count of processes, nodes or GPUs: ASCII digits only, at most ``limit`` (else None)."""
+    if value is None or not _ASCII_DIGITS.fullmatch(value):
+        return None
+    n = int(value)
+    return n if n <= limit else None
+
+
+def _tokens(command: str) -> list[str]:
+    """Shell words of ``command``; an unbalanced quote falls back to splitting on whitespace."""
+    check_size(len(command), "command")
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    try:
+        return list(lexer)
+    except ValueError:  # "No closing quotation"/"No escaped character": read it as plain words
+        return command.split()
+
+
 def parse_command(command: str | list[str]) -> Launch:
     """Parse a submitted command line (a string as typed, or an argv list)."""
-    if isinstance(command, str):
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        lexer.commenters = "#"
-        tokens = list(lexer)
-    else:
-        tokens = list(command)
+    tokens = _tokens(command) if isinstance(command, str) else list(command)
     launch = Launch()
     for raw in _split_commands(tokens):
         cmd = _strip_assignments(raw, launch)
@@ -207,6 +227,13 @@ def parse_command(command: str | list[str]) -> Launch:
     return launch
 
 
+def _expand(variables: dict[str, str], line_len: int, m: re.Match[str]) -> str:
+    """A variable's value substituted into a line (``A=$A$A`` forty times must not build a terabyte)."""
+    value = variables.get(m.group(1) or m.group(3), m.group(2) or m.group(0))
+    check_size(len(value) + line_len, "shell line")
+    return value
+
+
 def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
     """For ``bash run.sh …``: the launch of the first training command in the script (variables expanded)."""
     if launch.launcher != "bash" or not launch.script:
@@ -215,14 +242,11 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
     joined = re.sub(r"\\\n", " ", text)
     variables: dict[str, str] = {f"{i}": a for i, a in enumerate(launch.args, start=1)}
     for line in joined.splitlines():
+        charge_nodes()
         s = line.strip()
         if not s or s.startswith("#"):
             continue
-        s = re.sub(
-            r"\$\{(\w+)(?::-([^}]*))?\}|\$(\w+)",
-            lambda m: variables.get(m.group(1) or m.group(3), m.group(2) or m.group(0)),
-            s,
-        )
+        s = _VAR.sub(functools.partial(_expand, variables, len(s)), s)
         if m := re.fullmatch(r"(?:export\s+)?(\w+)=(\S*)", s):
             variables[m.group(1)] = m.group(2).strip("'\"")
             continue

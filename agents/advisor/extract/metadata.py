@@ -11,16 +11,21 @@ precision, frameworks, and what is trained on what (:func:`identify_workload`).
 from __future__ import annotations
 
 import contextlib
+import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from schedmate.agents.advisor.extract.budget import Budget, spending
 from schedmate.agents.advisor.extract.collect import Extraction, collect_settings
 from schedmate.agents.advisor.extract.config_sources import Value
 from schedmate.agents.advisor.extract.launch import Launch, follow_shell_script, parse_command
-from schedmate.agents.advisor.extract.workload import identify_workload
+from schedmate.agents.advisor.extract.workload import WorkloadIdentity, identify_workload
 from schedmate.agents.advisor.extract.workspace import Workspace
+from schedmate.agents.exceptions import WorkspaceError
+from schedmate.infra.redact import redact
 from schedmate.schemas.jobs_metadata import FieldSource, WorkloadMetadata
 
 __all__ = ["extract_metadata"]
@@ -57,8 +62,7 @@ class _Setup:
     zero_stage: Value | None
 
 
-def _resolve_launch(root: Workspace, command: str) -> tuple[Workspace, Launch]:
-    launch = parse_command(command)
+def _resolve_launch(root: Workspace, launch: Launch) -> tuple[Workspace, Launch]:
     ws = root.sub(launch.cwd) if launch.cwd != "." else root
     launch = follow_shell_script(ws, launch)
     if launch.script and Path(launch.script).is_absolute():  # `python /abs/path/train.py`: fine if it is inside
@@ -82,8 +86,9 @@ def _setup(ex: Extraction) -> _Setup:
     stage = ex.get("deepspeed.zero_optimization.stage")
     strategy = ex.get("trainer.strategy", "strategy")
     fsdp = ex.get("fsdp")
-    if stage is not None:
-        distributed = f"deepspeed_zero{int(stage.value)}"
+    if stage is not None:  # "auto" / "${zero}" in a config: DeepSpeed, stage unknown
+        n = stage.value
+        distributed = f"deepspeed_zero{n}" if isinstance(n, int) and 0 <= n <= 3 else "deepspeed"
     elif fsdp is not None and fsdp.value:
         distributed = "fsdp"
     elif (num_gpus or 1) > 1 or (strategy is not None and "ddp" in str(strategy.value)):
@@ -138,10 +143,50 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
     return fw
 
 
-def extract_metadata(workdir: Path, command: str, reads: dict[str, str] | None = None) -> WorkloadMetadata:
-    """The static pass over ``workdir`` for ``command``; ``reads`` collects real path → sha1 of every file read."""
-    ws, launch = _resolve_launch(Workspace(workdir, reads=reads), command)
-    ex = collect_settings(ws, launch)
+class _Stages:
+    """Runs extraction steps; a step that fails or runs out of budget is skipped, what others found stands."""
+
+    def __init__(self, cuts: list[str]) -> None:
+        self.cuts = cuts
+
+    @contextlib.contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        try:
+            yield
+        except WorkspaceError:
+            raise  # the working directory itself is unusable: nothing to extract
+        except Exception as exc:  # noqa: BLE001 -- hostile input may break any step; the others still count
+            self.cuts.append(f"{name}: {type(exc).__name__}: {str(exc)[:200]}")
+
+
+def extract_metadata(
+    workdir: Path,
+    command: str,
+    reads: dict[str, str] | None = None,
+    budget: Budget | None = None,
+    cuts: list[str] | None = None,
+) -> WorkloadMetadata:
+    """The static pass over ``workdir`` for ``command``; ``reads`` collects real path → sha1 of every file read.
+
+    Runs under ``budget`` (default: :class:`Budget`'s). A step that fails on the job's files or runs out of
+    budget is skipped and noted in ``cuts``; the metadata holds what the other steps found.
+    """
+    cuts = cuts if cuts is not None else []
+    st = _Stages(cuts)
+    with spending(budget or Budget()):
+        root = Workspace(workdir, reads=reads)
+        ws, launch = root, Launch()
+        with st.step("command"):
+            launch = parse_command(command)
+        with st.step("launch"):
+            ws, launch = _resolve_launch(root, launch)
+        ex = Extraction(launch=launch)
+        with st.step("settings"):
+            collect_settings(ws, launch, ex)
+        return _fields(ws, ex, st)
+
+
+def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
     t = _Taker(ex)
     lr = t.take("learning_rate", *_LR_KEYS)
     bs = t.take("batch_size_per_device", *_BATCH_KEYS)
@@ -149,24 +194,56 @@ def extract_metadata(workdir: Path, command: str, reads: dict[str, str] | None =
     max_steps = t.take("max_steps", *_STEP_KEYS)
     if isinstance(max_steps, (int, float)) and max_steps <= 0:
         max_steps = None
-    setup = _setup(ex)
-    per_device, global_bs = _batch_sizes(ex, bs, setup.num_gpus)
-    frameworks = _frameworks(ex, setup.zero_stage)
-    ident = identify_workload(ws, ex, t.prov)
+    setup = _Setup(None, "single_gpu", None)
+    with st.step("gpus"):
+        setup = _setup(ex)
+    per_device, global_bs = None, None
+    with st.step("batch"):
+        per_device, global_bs = _batch_sizes(ex, bs, setup.num_gpus)
+    frameworks: list[str] = []
+    with st.step("frameworks"):
+        frameworks = _frameworks(ex, setup.zero_stage)
+    ident = WorkloadIdentity()
+    with st.step("workload"):
+        ident = identify_workload(ws, ex, t.prov)
+    precision = "fp32"
+    with st.step("precision"):
+        precision = _precision(ex)
     return WorkloadMetadata(
-        model_name=ident.model_name,
-        model_type=ident.model_type,
-        task=ident.task,
-        params_millions=ident.params_millions,
-        dataset=ident.dataset,
-        batch_size_per_device=per_device,
-        global_batch_size=global_bs,
-        epochs=float(epochs) if isinstance(epochs, (int, float)) and max_steps is None else None,
-        max_steps=int(max_steps) if isinstance(max_steps, (int, float)) else None,
-        learning_rate=float(lr) if isinstance(lr, (int, float)) else None,
-        precision=_precision(ex),
+        model_name=_text(ident.model_name),
+        model_type=_text(ident.model_type),
+        task=_text(ident.task),
+        params_millions=_number(ident.params_millions, 1e9),
+        dataset=_text(ident.dataset),
+        batch_size_per_device=_count(per_device),
+        global_batch_size=_count(global_bs),
+        epochs=_number(epochs, 1e9) if max_steps is None else None,
+        max_steps=_count(max_steps),
+        learning_rate=_number(lr, 1e6),
+        precision=precision,
         framework=frameworks,
         distributed=setup.distributed,
-        num_gpus=setup.num_gpus,
+        num_gpus=_count(setup.num_gpus, 1 << 20),
         provenance=t.prov,
     )
+
+
+def _number(v: Any, limit: float) -> float | None:
+    """A finite float within ±``limit`` (a 401-digit literal or ``inf`` in a config is no value)."""
+    if not isinstance(v, int | float) or isinstance(v, bool):
+        return None
+    try:
+        f = float(v)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) and abs(f) <= limit else None
+
+
+def _count(v: Any, limit: int = 1 << 40) -> int | None:
+    """A non-negative whole number up to ``limit``."""
+    f = _number(v, float(limit))
+    return int(f) if f is not None and f >= 0 else None
+
+
+def _text(v: str | None) -> str | None:
+    return redact(v[:256]) if isinstance(v, str) else None

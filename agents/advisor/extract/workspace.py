@@ -8,21 +8,53 @@ virtual environments and stop at a file-count cap.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Final
 
+from schedmate.agents.advisor.extract.budget import charge_file
 from schedmate.agents.exceptions import WorkspaceError
 
-__all__ = ["TEXT_SUFFIXES", "Workspace"]
+__all__ = ["TEXT_SUFFIXES", "Workspace", "read_regular_file"]
 
 _SKIP_DIRS: Final = frozenset(
     {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", "env", ".mypy_cache", ".pytest_cache",
      ".tox", "site-packages", "wandb", "outputs"}
 )  # fmt: skip
 TEXT_SUFFIXES: Final = (".py", ".yaml", ".yml", ".json", ".toml", ".sh", ".cfg", ".ini", ".txt", ".md")
+
+
+def read_regular_file(path: Path | str, limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; never blocks.
+
+    Opened with ``O_NONBLOCK`` and checked with ``fstat`` on the open descriptor, so a FIFO or device
+    swapped in after an earlier check is refused instead of hanging the reader. Raises :class:`OSError`.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        if st.st_size > limit:
+            raise OSError(errno.EFBIG, f"{st.st_size} bytes is over the {limit}-byte limit")
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:
+            raise OSError(errno.EFBIG, f"over the {limit}-byte limit")
+        return data
+    finally:
+        os.close(fd)
 
 
 class Workspace:
@@ -62,15 +94,13 @@ class Workspace:
             return False
 
     def read_text(self, rel: str | Path) -> str:
-        """Text of a file inside the root (refuses big and binary files)."""
+        """Text of a file inside the root (refuses big and binary files, FIFOs and devices; never blocks)."""
         path = self.resolve(rel)
-        if not path.is_file():
-            raise WorkspaceError(f"{rel}: not a regular file")
-        size = path.stat().st_size
-        if size > self.max_file_bytes:
-            raise WorkspaceError(f"{rel}: {size} bytes is over the {self.max_file_bytes}-byte limit")
-        with path.open("rb") as fh:
-            data = fh.read(self.max_file_bytes + 1)
+        try:
+            data = read_regular_file(path, self.max_file_bytes)
+        except OSError as exc:
+            raise WorkspaceError(f"{rel}: {exc.strerror or exc}") from exc
+        charge_file(len(data))
         if b"\x00" in data[:8192]:
             raise WorkspaceError(f"{rel}: binary file")
         self.reads[str(path)] = hashlib.sha1(data, usedforsecurity=False).hexdigest()
