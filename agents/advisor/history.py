@@ -280,27 +280,22 @@ class History:
         """Fill in a job's outcome (its duration from its start, else its submission). Idempotent.
 
         Returns False when the job is unknown (never submitted through SchedMate) — an outcome
-        row is still written so the fallback estimator learns from it.
+        row is still written so the fallback estimator learns from it. One job's case of
+        :meth:`record_events` (``start_ts``: a start not recorded before).
         """
-        with self._lock:
-            current = self.get(job_id)
-            row: dict[str, Any] = dict(current) if current else {"job_id": job_id}
-            if current is not None and current.get("status") in FINISHED and current.get("end_ts") == end_ts:
-                return True  # already recorded
-            start = start_ts if start_ts is not None else row.get("start_ts") or row.get("submit_ts")
-            row.update(status=status, end_ts=end_ts, start_ts=start, gpu_util_pct=gpu_util_pct, gpu_mem_mb=gpu_mem_mb,
-                       duration_s=max(0.0, end_ts - start) if start is not None else None)  # fmt: skip
-            if current is not None and not current.get("has_vector"):
-                row["vector"] = None
-            self.upsert([row])
-            return current is not None
+        known = self.get(job_id) is not None
+        start = [(job_id, "started", None, start_ts, None, None)] if start_ts is not None else []
+        self.record_events([*start, (job_id, "finished", status, end_ts, gpu_util_pct, gpu_mem_mb)])
+        return known
 
     @_guarded
     def record_events(self, events: list[tuple[str, str, str | None, float, float | None, float | None]]) -> int:
         """Starts and outcomes of many jobs in one read and one write (the history writer's batch).
 
         ``events``: (job id, "started" or "finished", status, time, mean GPU util, peak GPU memory), in
-        order. Same rules as :meth:`record_start` and :meth:`record_outcome`; returns the outcomes written.
+        order. A start is kept only where none was recorded; an outcome already recorded with the same end time
+        is not written again; the duration counts from the start, else the submission. Returns the outcomes
+        written.
         """
         ids = list(dict.fromkeys(e[0] for e in events))
         if not ids:

@@ -117,6 +117,36 @@ def bench_track(
     print_fields(result or {}, as_json, width=34, blank="None")
 
 
+@bench_app.command("load")
+def bench_load(
+    as_json: Annotated[bool, JSON_OPTION] = False,
+    jobs: Annotated[int, typer.Option(help="Jobs streaming at once (finished ones are replaced).")] = 1000,
+    minutes: Annotated[float, typer.Option(help="How long to produce.")] = 10.0,
+    lines_per_s: Annotated[float, typer.Option(help="Lines each job prints a second.")] = 1.0,
+    job_minutes: Annotated[tuple[float, float], typer.Option(help="A job's lifetime: uniform in [min, max].")] = (
+        2.0,
+        4.0,
+    ),
+    fail_share: Annotated[float, typer.Option(help="Share of jobs that end with a traceback.")] = 0.05,
+    sample_s: Annotated[float, typer.Option(help="Seconds between memory/lag samples.")] = 10.0,
+    evict_after_s: Annotated[float, typer.Option(help="The worker's SCHEDMATE_EVICT_AFTER_S.")] = 60.0,
+    plot: Annotated[Path | None, typer.Option(help="Write memory and lag over time to this PNG.")] = None,
+) -> None:
+    """Many concurrent jobs' logs through one worker for minutes: its memory and consumer lag over time."""
+    from schedmate.infra.measure.bench_load import bench_load as _bench  # noqa: PLC0415
+
+    s = settings()
+    result: dict[str, Any] | None = run_async(
+        _bench(
+            s, jobs, minutes, lines_per_s, job_minutes, fail_share, sample_s, evict_after_s, plot, progress=not as_json
+        )
+    )
+    out = dict(result or {})
+    if not as_json:
+        out.pop("samples", None)
+    print_fields(out, as_json, width=26, blank="None")
+
+
 @bench_app.command("diagnose")
 def bench_diagnose(
     as_json: Annotated[bool, JSON_OPTION] = False,
