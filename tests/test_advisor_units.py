@@ -18,6 +18,7 @@ from schedmate.agents.advisor.facets import embed_metadata, vector_dim
 from schedmate.agents.advisor.history import History, HistoryMatch, Outcome
 from schedmate.agents.advisor.trace_import import TraceFormatError, import_csv
 from schedmate.agents.advisor.version_cache import VersionCache
+from schedmate.agents.ml import lance
 from schedmate.agents.ml.embeddings import Embedder
 from schedmate.infra.measure.bench_advise import synthetic_repos
 from schedmate.schemas.jobs_metadata import WorkloadMetadata
@@ -52,6 +53,32 @@ def test_history_upserts_are_idempotent_and_search_filters(tmp_path: Path) -> No
     reopened = History(tmp_path, dim=4)  # a restart: everything comes back from disk
     assert reopened.get("a") == {**row, "_distance": row.get("_distance")} or reopened.get("a")["duration_s"] == 250.0  # type: ignore[index]
     assert [m.outcome.job_id for m in reopened.similar(np.array([1.0, 0, 0, 0]), threshold=0.9)] == ["a"]
+
+
+def _rss_mb() -> float:
+    return (
+        next(int(x.split()[1]) for x in Path("/proc/self/status").read_text().splitlines() if x.startswith("VmRSS"))
+        / 1024
+    )
+
+
+def test_many_history_writes_keep_lancedb_caches_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every write is a new table version; LanceDB's default session caches each (a worker recording thousands of
+    outcomes grew ~0.2 MB per write). With the shared session capped, 300 more writes after a warm-up add little
+    memory (with the default session: ~60 MB)."""
+    monkeypatch.setattr(lance, "CACHE_MB", 1)
+    lance._session.cache_clear()
+    try:
+        h = History(tmp_path, dim=4)
+        for b in range(400):
+            if b == 100:
+                warm = _rss_mb()
+            h.record_events([(f"j{b}-{i}", kind, "completed" if kind == "finished" else None, 100.0 + b, None, None)
+                             for i in range(4) for kind in ("started", "finished")])  # fmt: skip
+        assert h.count() == 1600
+        assert _rss_mb() - warm < 25, f"{_rss_mb() - warm:.0f} MB more after 300 writes"
+    finally:
+        lance._session.cache_clear()
 
 
 def test_estimator_paths() -> None:

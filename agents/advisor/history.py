@@ -20,11 +20,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final, ParamSpec, TypeVar
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 
 from schedmate.agents.exceptions import StoreError
+from schedmate.agents.ml.lance import connect
 
 __all__ = ["FINISHED", "GroupSummary", "History", "HistoryMatch", "Outcome", "repair"]
 
@@ -141,7 +141,7 @@ def repair(path: Path) -> str:
     A table no version of which reads is moved aside (``history.lance.damaged-<time>``), never deleted.
     Returns what was done.
     """
-    db = lancedb.connect(str(path))
+    db = connect(path)
     folder = path / f"{_TABLE}.lance"
     if not folder.exists():
         return f"no history table at {path}: nothing to repair"
@@ -184,7 +184,7 @@ class History:
         self._checked_at = 0.0  # finished jobs' vectors, searched in memory
         try:
             path.mkdir(parents=True, exist_ok=True)
-            self._db = lancedb.connect(str(path), read_consistency_interval=timedelta(seconds=5))
+            self._db = connect(path, read_consistency_interval=timedelta(seconds=5))
             self._table = self._db.create_table(_TABLE, schema=_schema(dim), exist_ok=True)
         except (OSError, ValueError) as exc:
             raise StoreError(f"cannot open the job history at {path}: {exc}; set SCHEDMATE_DATA_DIR") from exc

@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import pyarrow as pa
 
 from schedmate.agents.exceptions import StoreError
+from schedmate.agents.ml.lance import connect
 
 __all__ = ["Store", "TemplateRow"]
 
@@ -27,7 +27,7 @@ class Store:
         self._lock = threading.Lock()
         try:
             path.mkdir(parents=True, exist_ok=True)
-            self._db = lancedb.connect(str(path))
+            self._db = connect(path)
         except OSError as exc:
             raise StoreError(f"cannot open the LanceDB store at {path}: {exc}; set SCHEDMATE_DATA_DIR") from exc
 

@@ -1,3 +1,3 @@
-"""Shared kernel of models: sentence embeddings, the OpenAI-compatible LLM client."""
+"""Shared kernel of models: sentence embeddings, the OpenAI-compatible LLM client, LanceDB with bounded caches."""
 
-__all__ = ["embeddings", "llm"]
+__all__ = ["embeddings", "lance", "llm"]

@@ -10,7 +10,9 @@ current rate). At the end production stops and the bench waits until every job's
 counts exactly the lines it was sent.
 
 The baseline is the worker itself early in the run: ``rss_growth`` is the median RSS of the last
-minute over that of the second (after the model has loaded and the first jobs have been seen).
+minute over that of the second (after the model has loaded and the first jobs have been seen);
+``rss_mb_per_minute`` shows when bounded structures (parked states, store caches) have filled and
+memory levels off.
 """
 
 from __future__ import annotations
@@ -180,6 +182,7 @@ async def bench_load(
         "rss_mb_last_minute": round(statistics.median(last), 1),
         "rss_mb_max": round(max(rss), 1),
         "rss_growth": round(statistics.median(last) / statistics.median(second), 3),
+        "rss_mb_per_minute": [round(statistics.median(m)) for m in _by_minute(samples)],
         "lag_records_max": max(int(s["lag_records"]) for s in samples),
         "lag_s_p50": round(statistics.median(lag_s), 2),
         "lag_s_max": round(max(lag_s), 2),
@@ -188,6 +191,14 @@ async def bench_load(
         "samples": samples,
         **({"plot": str(plot)} if plot else {}),
     }
+
+
+def _by_minute(samples: list[dict[str, float]]) -> list[list[float]]:
+    """RSS samples grouped by the minute of the run they were taken in (empty minutes left out)."""
+    minutes: dict[int, list[float]] = {}
+    for s in samples:
+        minutes.setdefault(int(s["t_s"] // 60), []).append(s["rss_mb"])
+    return [minutes[m] for m in sorted(minutes)]
 
 
 async def _warm_up(producer: AIOKafkaProducer, reported: dict[str, int]) -> None:
