@@ -14,6 +14,7 @@ from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaConnectionError, KafkaError
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_delay, wait_exponential
 
 from schedmate.infra.exceptions import BrokerError
 from schedmate.infra.settings import Settings
@@ -111,20 +112,31 @@ async def ensure_topics(
             f"cannot reach the Kafka broker at {bootstrap}: is it running? "
             "(`schedmate up` starts the embedded one; SCHEDMATE_BROKER selects another)"
         ) from exc
+    created: list[str] = []
     try:
-        existing = set(await admin.list_topics())
-        wanted = {t.name: t for t in (*ALL_TOPICS, *INTERNAL_TOPICS) if t.name not in existing}
-        if wanted:
-            await admin.create_topics(
-                [
-                    NewTopic(name, num_partitions=t.partitions or partitions, replication_factor=replication_factor,
-                             topic_configs={"cleanup.policy": "compact"} if t.internal else {})
-                    for name, t in wanted.items()
-                ]
-            )  # fmt: skip
+        # A cluster that has just come up may still answer NodeNotReady / NotController: retry what is retriable.
+        async for attempt in AsyncRetrying(
+            retry=retry_if_exception(lambda e: isinstance(e, KafkaError) and e.retriable),
+            wait=wait_exponential(multiplier=0.2, max=2.0),
+            stop=stop_after_delay(timeout_s),
+            reraise=True,
+        ):
+            with attempt:
+                existing = set(await admin.list_topics())
+                wanted = {t.name: t for t in (*ALL_TOPICS, *INTERNAL_TOPICS) if t.name not in existing}
+                if wanted:
+                    await admin.create_topics(
+                        [
+                            NewTopic(name, num_partitions=t.partitions or partitions,
+                                     replication_factor=replication_factor,
+                                     topic_configs={"cleanup.policy": "compact"} if t.internal else {})
+                            for name, t in wanted.items()
+                        ]
+                    )  # fmt: skip
+                created += wanted
     except KafkaError as exc:
         raise BrokerError(f"could not create topics on {bootstrap}: {exc}") from exc
     else:
-        return list(wanted)
+        return created
     finally:
         await admin.close()
