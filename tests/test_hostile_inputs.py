@@ -372,7 +372,7 @@ async def test_per_event_errors_are_dead_lettered_infrastructure_errors_crash(
     from schedmate.streams.app import _guarded  # noqa: PLC0415
 
     topic, app = _FakeTopic(), _FakeApp()
-    sa: Any = SimpleNamespace(app=app, topic=lambda spec: topic)
+    sa: Any = SimpleNamespace(app=app, topic=lambda spec: topic, send=lambda spec, key, value: topic.send(key, value))
     msg = SimpleNamespace(topic="jobs.submitted", partition=1, offset=42, key=b"job", value=b"{}")
 
     async def handle() -> None:
