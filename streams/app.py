@@ -33,6 +33,7 @@ class StreamsApp:
     topics: dict[str, faust.TopicT]
     bootstrap: str
     options: dict[str, Any]
+    signing_secret: bytes | None = None  # SCHEDMATE_SIGNING_KEY, read once
 
     def topic(self, spec: TopicSpec[Any]) -> faust.TopicT:
         """The Faust topic bound to ``spec``."""
@@ -41,8 +42,7 @@ class StreamsApp:
     async def send(self, spec: TopicSpec[Any], key: bytes, value: bytes) -> Awaitable[Any]:
         """Produce one record to ``spec``'s topic (signed when it is a signed topic and a key is set);
         returns the delivery future."""
-        secret = self.settings.signing_key.get_secret_value().encode() if self.settings.signing_key else None
-        headers = signed_headers(secret, spec.name, key, value) if spec.signed else []
+        headers = signed_headers(self.signing_secret, spec.name, key, value) if spec.signed else []
         return await self.topic(spec).send(key=key, value=value, headers=headers or None)
 
 
@@ -88,7 +88,9 @@ def create_app(settings: Settings, bootstrap: str, topics: Sequence[TopicSpec[An
         )
         for t in topics
     }
-    return StreamsApp(app=app, settings=settings, topics=bound, bootstrap=bootstrap, options=client_options(settings))
+    secret = settings.signing_key.get_secret_value().encode() if settings.signing_key else None
+    return StreamsApp(app=app, settings=settings, topics=bound, bootstrap=bootstrap, options=client_options(settings),
+                      signing_secret=secret)  # fmt: skip
 
 
 _INFRASTRUCTURE: tuple[type[BaseException], ...] = (

@@ -99,6 +99,11 @@ class ClusterSecurity:
                 "sasl_mechanism": self.mechanism, "sasl_plain_username": user,
                 "sasl_plain_password": self.users[user]}  # fmt: skip
 
+    def admin_jaas(self) -> str:
+        """The JAAS line of the admin user (the brokers' inter-broker identity, admin clients)."""
+        return (f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{self.admin}" '
+                f'password="{self.users[self.admin]}";')  # fmt: skip
+
     def env(self, user: str) -> dict[str, str]:
         """``SCHEDMATE_*`` environment for a SchedMate process connecting as ``user``."""
         return {"SCHEDMATE_SECURITY_PROTOCOL": "SASL_SSL", "SCHEDMATE_SASL_MECHANISM": self.mechanism,
@@ -174,16 +179,12 @@ class KafkaCluster(AsyncLifecycle):
     def _secure_properties(self) -> dict[str, str]:
         sec = self.security
         assert sec is not None
-        pw = sec.users[sec.admin]
-        jaas = (
-            f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{sec.admin}" password="{pw}";'
-        )
         return {
             "listener.security.protocol.map": "SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT",
             "inter.broker.listener.name": "SASL_SSL",
             "sasl.enabled.mechanisms": sec.mechanism,
             "sasl.mechanism.inter.broker.protocol": sec.mechanism,
-            f"listener.name.sasl_ssl.{sec.mechanism.lower()}.sasl.jaas.config": jaas,
+            f"listener.name.sasl_ssl.{sec.mechanism.lower()}.sasl.jaas.config": sec.admin_jaas(),
             "ssl.keystore.type": "PKCS12",
             "ssl.keystore.location": str(sec.keystore),
             "ssl.keystore.password": sec.keystore_password,
@@ -214,9 +215,8 @@ class KafkaCluster(AsyncLifecycle):
         if sec is None:
             raise BrokerError("ACLs need a cluster started with security (ClusterSecurity)")
         cfg = self.folder / "admin.properties"
-        jaas = (f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{sec.admin}" '
-                f'password="{sec.users[sec.admin]}";')  # fmt: skip
-        cfg.write_text(f"security.protocol=SASL_SSL\nsasl.mechanism={sec.mechanism}\nsasl.jaas.config={jaas}\n"
+        cfg.write_text(f"security.protocol=SASL_SSL\nsasl.mechanism={sec.mechanism}\n"
+                       f"sasl.jaas.config={sec.admin_jaas()}\n"
                        f"ssl.truststore.type=PEM\nssl.truststore.location={sec.cafile}\n")  # fmt: skip
         for rule in rules:
             cmd = self._java(self.nodes[0], "org.apache.kafka.tools.AclCommand", "--bootstrap-server", self.bootstrap,
