@@ -94,8 +94,8 @@ def test_failure_knn_votes_where_rules_are_silent(embedder: Embedder) -> None:
     lines = [
         *(f"step {i} loss 0.5" for i in range(1, 10)),
         "Traceback (most recent call last):",
-        '  File "/usr/lib/python3.11/site-packages/torch/nn/modules/module.py", line 2189, in load_state_dict',
-        "RuntimeError: Error(s) in loading state_dict for Net: size mismatch for fc.weight",
+        '  File "/usr/lib/python3.11/site-packages/somelib/config.py", line 218, in load',
+        "RuntimeError: the dataset path /data/imagenet/train does not exist",
     ]
     assert diagnose_lines(lines).category == "other"
     d = diagnose_lines(lines, knn=FailureKnn(embedder))

@@ -6,10 +6,11 @@ is the block with the strongest evidence — hardware signatures outrank a kille
 outranks ordinary errors, which outrank symptoms (peer gone, timeouts, launcher summaries) —
 the earliest among equals.
 
-Classifying: a known signature decides; otherwise the traceback decides (an exception raised
-in the job's own code, or a library rejecting the job's input/configuration/environment, is
-``user_script``; an internal error inside a library is ``framework``); where neither can, an
-embedding vote over labelled failure exemplars may.
+Classifying: a known hardware signature decides; otherwise the error itself decides through
+:mod:`~schedmate.agents.failures.taxonomy` (what the system reported, where the exception was
+raised — the job's files or a library — and what kind of error it is), with a known signature
+winning where the taxonomy says no more than ``other``; where neither can, an embedding vote over
+labelled failure exemplars may.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from schedmate.agents.failures.actions import recovery_action
 from schedmate.agents.failures.knn import FailureKnn
 from schedmate.agents.failures.locator import ErrorBlock, Locator
 from schedmate.agents.failures.signatures import HARDWARE, KILL, SYMPTOM
-from schedmate.agents.failures.tracebacks import Traceback, strip_prefix
+from schedmate.agents.failures.taxonomy import Verdict, classify_error, parse_exception_line
+from schedmate.agents.failures.tracebacks import strip_prefix
 from schedmate.agents.logtext.lines import split_physical_lines
 from schedmate.schemas.jobs_failures import FailureCategory, InfraComponent
 from schedmate.schemas.scheduler_actions import ActionKind
@@ -32,15 +34,6 @@ from schedmate.schemas.scheduler_actions import ActionKind
 __all__ = ["Diagnosis", "diagnose_file", "diagnose_lines", "resolve_node"]
 
 _MARGIN: Final = 60  # lines before the last progress line where hardware evidence still counts
-_USER_INPUT_ERRORS: Final = frozenset(
-    {"ValueError", "TypeError", "KeyError", "FileNotFoundError", "ImportError", "ModuleNotFoundError",
-     "AssertionError", "MemoryError", "FloatingPointError", "ZeroDivisionError", "PermissionError",
-     "IsADirectoryError", "NotADirectoryError", "JSONDecodeError", "_ArrayMemoryError", "OutOfMemoryError"}
-)  # fmt: skip
-_FRAMEWORK_ERRORS: Final = frozenset(
-    {"AttributeError", "ModuleAttributeError", "UnpicklingError", "NotImplementedError", "RecursionError",
-     "IndexError", "UnboundLocalError", "NameError", "SystemError"}
-)  # fmt: skip
 _NODE_RX: Final = re.compile(r"^\s*(?:\[\w+\]\s*)?([A-Za-z][\w.-]*?):\d+:\d+ \[\d+\]")  # NCCL "host:pid:tid [dev]"
 _RANK_RX: Final = re.compile(r"\[rank(\d+)\]|\bRank (\d+)\b|local_rank: (\d+)|\brank (\d+)\b", re.IGNORECASE)
 _PCI_RX: Final = re.compile(r"PCI:([0-9a-fA-F:.]+)")
@@ -119,22 +112,16 @@ def resolve_node(log_node: str | None, allocation: Sequence[str]) -> str | None:
     return nodes[0] if len(nodes) == 1 else None
 
 
-def _classify_traceback(tb: Traceback) -> tuple[FailureCategory, float, str]:
-    origin = tb.origin()
-    exc = origin.short_type or tb.short_type
-    inner = origin.innermost
-    where = f"{inner.path}:{inner.line}" if inner else "?"
-    if inner is not None and not inner.in_library:
-        return "user_script", 0.75, f"{exc} raised in the job's own code ({where}): {origin.message[:200]}"
-    if exc in _USER_INPUT_ERRORS:
-        return (
-            "user_script",
-            0.6,
-            f"a library rejected the job's input or configuration with {exc} ({where}): " + (origin.message[:200]),
-        )
-    if exc in _FRAMEWORK_ERRORS:
-        return "framework", 0.6, f"internal {exc} inside a library ({where}): {origin.message[:200]}"
-    return "other", 0.35, f"{exc or 'error'} at {where}: {origin.message[:200]}"
+def _block_verdict(lines: list[str], block: ErrorBlock) -> Verdict | None:
+    """What the block's error says about who failed: its traceback, else an exception line in it."""
+    if block.traceback is not None:
+        origin = block.traceback.origin()
+        return classify_error(origin.exc_type or block.traceback.exc_type, origin.message, origin.frames)
+    for k in range(block.start, min(block.end, block.start + 8) + 1):
+        parsed = parse_exception_line(strip_prefix(lines[k]))
+        if parsed is not None:
+            return classify_error(*parsed)
+    return None
 
 
 def diagnose_lines(
@@ -161,20 +148,20 @@ def diagnose_lines(
         kills = [b for b in blocks if b.priority == KILL]
         best = kills[0] if kills else min(blocks, key=lambda b: b.start)
     path = ["rules"]
-    if best.signature is not None and (best.traceback is None or best.signature.priority >= HARDWARE):
-        sig = best.signature
-        category, component, why = sig.category, sig.component, sig.explanation
+    sig = best.signature
+    verdict = None if sig is not None and sig.priority >= HARDWARE else _block_verdict(lines, best)
+    if sig is not None and (verdict is None or sig.priority >= HARDWARE or sig.category != "other"
+                            or verdict.category == "other"):  # fmt: skip
+        # a known signature is stronger evidence than where it surfaced, unless it only says "other"
+        category, component = sig.category, sig.component
+        why = sig.explanation if verdict is None else f"{sig.explanation} ({verdict.why})"
         confidence = 0.85 if sig.priority >= HARDWARE else 0.7
-    elif best.traceback is not None:
-        category, confidence, why = _classify_traceback(best.traceback)
-        component = None
-        if best.signature is not None:  # a known signature is stronger evidence than where it surfaced
-            sig = best.signature
-            category, component, why = sig.category, sig.component, f"{sig.explanation} ({why})"
-            confidence = max(confidence, 0.7)
-        path.append("traceback")
+    elif verdict is not None:
+        category, component, confidence, why = verdict.category, verdict.component, verdict.confidence, verdict.why
     else:
         category, component, confidence, why = "other", None, 0.3, "an error with no known signature"
+    if best.traceback is not None:
+        path.append("traceback")
     if knn is not None and best.signature is None and confidence < 0.5:
         text = " ".join(strip_prefix(lines[k]).strip() for k in (best.start, best.end))
         vote = knn.vote(text)

@@ -131,6 +131,9 @@ class Locator:
                     last.end = i
                     if prio > last.priority:
                         last.priority, last.signature = prio, sig
+                elif last is not None and last.traceback is None and last.signature is None and i - last.end <= 2:
+                    # a bare error line ("[ERROR] handler: {", "raise ValueError(") explained by the next ones
+                    last.end, last.priority, last.signature = i, max(prio, last.priority), sig
                 else:
                     blocks.append(ErrorBlock(i, i, prio, sig, None, fam))
             i += 1

@@ -10,8 +10,15 @@ __all__ = ["Frame", "Traceback", "find_tracebacks", "strip_prefix"]
 
 # "[rank1]: ", "[default0]:", "0: " (srun -l), "[1,0]<stderr>:" (mpirun)
 _PREFIX: Final = re.compile(r"^(?:\[(?:rank|default)?\d+\]:\s?|\d{1,4}: |\[\d+,\d+\]<std(?:out|err)>:\s?)")
-_START: Final = re.compile(r"Traceback \(most recent call last\):")
-_FRAME: Final = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
+_START: Final = re.compile(r"Traceback \(most recent call last\)")
+# A frame as CPython prints it, as IPython/Jupyter prints it ("File /p.py:384, in f(...)" or "/p.py in f(...)"
+# followed by "--> 384"), and as rich prints it ("│ /p.py:753 in run │").
+_FRAME: Final = re.compile(
+    r'^\s*File "(?P<p1>[^"]+)", line (?P<l1>\d+), in (?P<f1>\S+)'
+    r"|^\s*File (?P<p2>[~/.\w\\:-][^\s:]*\.pyx?):(?P<l2>\d+), in (?P<f2>[\w.<>]+)"
+    r"|^(?P<p3>[~/.\w\\:-][^\s:]*\.pyx?) in (?P<f3>[\w.<>]+)\("
+    r"|^[│|]\s*(?P<p4>[~/.\w\\:-][^\s:]*\.pyx?):(?P<l4>\d+) in (?P<f4>[\w.<>]+)"
+)
 _EXC: Final = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning)?)(?::\s?(.*))?$")
 _CHAIN: Final = re.compile(
     r"During handling of the above exception|The above exception was the direct cause|^Original Traceback"
@@ -68,15 +75,27 @@ class Traceback:
 
 
 def find_tracebacks(lines: list[str], start: int = 0, end: int | None = None) -> list[Traceback]:
-    """Every traceback in ``lines[start:end]``; chained ones are attached to the first of their chain."""
+    """Every traceback in ``lines[start:end]``; chained ones are attached to the first of their chain.
+
+    A traceback is found by its header, or by a run of frames without one (a log cut mid-traceback).
+    When the header is printed after a per-line prefix (a log collector's timestamp, a pod name), that
+    prefix is stripped from the lines that follow it.
+    """
     end = len(lines) if end is None else end
     out: list[Traceback] = []
     i = start
     while i < end:
-        if not _START.search(lines[i]):
+        stripped = strip_prefix(lines[i])
+        head = _START.search(stripped)
+        headless = head is None and _frame(stripped) is not None
+        if head is None and not headless:
             i += 1
             continue
-        tb = _read_one(lines, i, end)
+        prefix = _prefix_pattern(stripped[: head.start()]) if head is not None else None
+        tb = _read_one(lines, i, end, prefix, headless=headless)
+        if headless and not tb.exc_type:
+            i = tb.end + 1
+            continue
         i = tb.end + 1
         if out and tb.start - out[-1].end <= 3 and _chained_between(lines, out[-1].end, tb.start):
             out[-1].chained.append(tb)
@@ -90,17 +109,43 @@ def _chained_between(lines: list[str], a: int, b: int) -> bool:
     return any(_CHAIN.search(strip_prefix(lines[k])) for k in range(a, b + 1))
 
 
-def _read_one(lines: list[str], i: int, end: int) -> Traceback:
+def _prefix_pattern(prefix: str) -> re.Pattern[str] | None:
+    """A pattern for a per-line prefix like ``prefix`` (digits may change from line to line)."""
+    if not prefix.strip() or len(prefix) > 200:
+        return None
+    parts = re.split(r"\d+", prefix)
+    return re.compile(r"\d+".join(re.escape(p) for p in parts))
+
+
+def _frame(text: str) -> Frame | None:
+    m = _FRAME.match(text)
+    if m is None:
+        return None
+    g = m.groupdict()
+    path = g["p1"] or g["p2"] or g["p3"] or g["p4"] or ""
+    line = g["l1"] or g["l2"] or g["l4"] or "0"
+    return Frame(path, int(line), g["f1"] or g["f2"] or g["f3"] or g["f4"] or "?")
+
+
+def _read_one(
+    lines: list[str], i: int, end: int, prefix: re.Pattern[str] | None = None, *, headless: bool = False
+) -> Traceback:
     tb = Traceback(start=i, end=i)
-    j = i + 1
+    j = i if headless else i + 1
     last_frame = i
-    while j < end and j - last_frame <= 4:
-        text = strip_prefix(lines[j]).rstrip()
-        fm = _FRAME.match(text)
+    while j < end and j - last_frame <= 6:
+        text = strip_prefix(lines[j])
+        if prefix is not None and (pm := prefix.match(text)) is not None:
+            text = text[pm.end() :]
+        text = text.rstrip()
+        fm = _frame(text)
         if fm:
-            tb.frames.append(Frame(fm.group(1), int(fm.group(2)), fm.group(3)))
+            tb.frames.append(fm)
             last_frame = j
             j += 1
+            continue
+        if re.match(r"^-*>\s*\d+\s", text) or re.match(r"^\s*\d+\s", text):
+            j += 1  # IPython's source context ("--> 384 loss = ..."), numbered lines
             continue
         if text.startswith((" ", "\t")) or not text or set(text.strip()) <= set("^~ "):
             j += 1

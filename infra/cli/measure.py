@@ -23,7 +23,9 @@ def _verdicts(lines: list[tuple[bool, str, str]]) -> None:
 
 @eval_app.command("metrics")
 def eval_metrics(
-    folder: Annotated[Path, typer.Argument(help="Folder with logs and labels.jsonl.", exists=True, file_okay=False)],
+    folder: Annotated[
+        Path, typer.Argument(help="Folder with logs and labels.jsonl, or a labelled excerpts .jsonl.", exists=True)
+    ],
     as_json: Annotated[bool, JSON_OPTION] = False,
 ) -> None:
     """Score `schedmate metrics` against labels: step and loss exact, step time within 5%."""
@@ -40,7 +42,7 @@ def eval_metrics(
 @eval_app.command("diagnose")
 def eval_diagnose(
     folder: Annotated[
-        Path, typer.Argument(help="Folder with failed logs and labels.jsonl.", exists=True, file_okay=False)
+        Path, typer.Argument(help="Folder with failed logs and labels.jsonl, or an excerpts .jsonl.", exists=True)
     ],
     as_json: Annotated[bool, JSON_OPTION] = False,
 ) -> None:

@@ -1,8 +1,8 @@
-"""Scoring ``schedmate diagnose`` on a labelled failure-log folder (labels.jsonl beside the logs)."""
+"""Scoring ``schedmate diagnose`` on labelled failed logs: a folder (labels.jsonl beside the logs) or an
+excerpts file (one labelled ``text`` per line)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +10,7 @@ from schedmate.agents.failures.knn import FailureKnn
 from schedmate.agents.failures.llm_vote import diagnose_lines_llm
 from schedmate.agents.logtext.lines import split_physical_lines
 from schedmate.agents.ml.llm import LLMClient
+from schedmate.infra.measure.eval_metrics import labelled_rows
 
 __all__ = ["evaluate_failures"]
 
@@ -24,11 +25,11 @@ async def evaluate_failures(
     folder: Path, tolerance: int = 3, llm: LLMClient | None = None, knn: FailureKnn | None = None
 ) -> dict[str, Any]:
     """Root-cause line within ±tolerance, infrastructure-vs-rest precision/recall/F1, category accuracy."""
-    rows = [json.loads(x) for x in (folder / "labels.jsonl").read_text().splitlines() if x.strip()]
     results = []
     tp = fp = fn = 0
-    for row in rows:
-        lines = split_physical_lines((folder / row["file"]).read_bytes())
+    for row in labelled_rows(folder):
+        raw = row["text"].encode() if "text" in row else (folder / row["file"]).read_bytes()
+        lines = split_physical_lines(raw)
         d = (await diagnose_lines_llm(lines, llm, knn=knn)).as_dict()
         want_line = row["first_error_line"]
         line_ok = (

@@ -1,6 +1,7 @@
-"""Scoring ``schedmate metrics`` on a labelled progress-log folder (labels.jsonl beside the logs).
+"""Scoring ``schedmate metrics`` on labelled progress logs.
 
-    schedmate eval metrics ../shared/eval/dev/progress [--json]
+    schedmate eval metrics ../shared/eval/dev/progress [--json]      # a folder: labels.jsonl beside the logs
+    schedmate eval metrics tests/data/corpus/open/progress.jsonl      # excerpts: one labelled ``text`` per line
 
 A log is fully right when step and loss are exact, step time is within 5% where labelled,
 and every other labelled value (lr, epoch, samples/s) is within 1% (or an accepted
@@ -14,7 +15,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from schedmate.agents.tracker.metric_tracker import metrics_of_file
+from schedmate.agents.logtext.lines import split_physical_lines
+from schedmate.agents.tracker.metric_tracker import MetricTracker, metrics_of_file
 
 __all__ = ["evaluate_metrics"]
 
@@ -27,7 +29,11 @@ def _ok(field: str, got: Any, want: Any, alternatives: list[Any]) -> bool:
             return True
         if w is None or got is None:
             continue
-        g, e = float(got), float(w)
+        g, e = float(got), float(w)  # a label "nan" / "inf" matches a NaN / infinite reading
+        if math.isnan(e) or math.isinf(e):
+            if (math.isnan(e) and math.isnan(g)) or g == e:
+                return True
+            continue
         tol = TOL.get(field, 0.01)
         if tol == 0.0:
             if math.isclose(g, e, rel_tol=1e-9, abs_tol=1e-12):
@@ -37,12 +43,25 @@ def _ok(field: str, got: Any, want: Any, alternatives: list[Any]) -> bool:
     return False
 
 
-def evaluate_metrics(folder: Path) -> dict[str, Any]:
-    """Per-log verdicts and the share of logs fully right."""
-    rows = [json.loads(x) for x in (folder / "labels.jsonl").read_text().splitlines() if x.strip()]
+def labelled_rows(path: Path) -> list[dict[str, Any]]:
+    """The labelled records of a folder (``labels.jsonl``) or of an excerpts file (``*.jsonl`` with ``text``)."""
+    labels = path / "labels.jsonl" if path.is_dir() else path
+    return [json.loads(x) for x in labels.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def _snapshot(path: Path, row: dict[str, Any]) -> dict[str, Any]:
+    if "text" not in row:
+        return metrics_of_file(path / str(row["file"])).as_dict()
+    tracker = MetricTracker()
+    tracker.feed(str(row["id"]), 1, split_physical_lines(str(row["text"]).encode()))
+    return tracker.snapshot(str(row["id"])).as_dict()
+
+
+def evaluate_metrics(path: Path) -> dict[str, Any]:
+    """Per-log verdicts and the share of logs fully right (``path``: a labelled folder or an excerpts file)."""
     results = []
-    for row in rows:
-        snap = metrics_of_file(folder / row["file"]).as_dict()
+    for row in labelled_rows(path):
+        snap = _snapshot(path, row)
         wrong = {
             f: {"got": snap.get(f), "want": w}
             for f, w in row["expected"].items()

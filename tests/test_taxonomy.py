@@ -1,0 +1,124 @@
+"""The failure taxonomy: who a failure belongs to, from where and how the error was raised."""
+
+from __future__ import annotations
+
+import pytest
+
+from schedmate.agents.failures.diagnosis import diagnose_lines
+from schedmate.agents.failures.taxonomy import classify_error, parse_exception_line
+from schedmate.agents.failures.tracebacks import Frame, find_tracebacks
+
+JOB = Frame("/home/u/proj/train.py", 40, "main")
+LIB_TORCH = Frame("/opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", 1500, "_call_impl")
+LIB_HF = Frame("/opt/venv/lib/python3.11/site-packages/transformers/trainer.py", 2100, "train")
+LIB_STD = Frame("/usr/lib/python3.11/json/decoder.py", 355, "raw_decode")
+
+
+@pytest.mark.parametrize(
+    ("exc", "message", "frames", "category", "component"),
+    [
+        ("OSError", "[Errno 122] Disk quota exceeded: '/ckpt/step_100.pt'", (JOB,), "infrastructure", "storage"),
+        ("OSError", "[Errno 5] Input/output error", (JOB, LIB_TORCH), "infrastructure", "storage"),
+        ("RuntimeError", "NCCL error in: ProcessGroupNCCL.cpp:1, unhandled system error, NCCL version 2.18.1",
+         (JOB, LIB_TORCH), "infrastructure", "network"),
+        ("RuntimeError", "NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details), ncclInvalidUsage",
+         (JOB, LIB_TORCH), "user_script", None),
+        ("RuntimeError", "CUDA error: an illegal memory access was encountered", (JOB,), "other", None),
+        ("RuntimeError", "mat1 and mat2 shapes cannot be multiplied (8x512 and 256x10)", (JOB, LIB_TORCH),
+         "user_script", None),
+        ("RuntimeError", "Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cpu!",
+         (), "user_script", None),
+        ("KeyError", "'labels'", (JOB,), "user_script", None),
+        ("ValueError", "bad value", (JOB, LIB_TORCH), "user_script", None),
+        ("TypeError", "forward() got an unexpected keyword argument 'labels'", (JOB, LIB_HF, LIB_TORCH),
+         "user_script", None),
+        ("ValueError", "expected a float", (JOB, LIB_HF, LIB_TORCH), "framework", None),
+        ("UnboundLocalError", "local variable 'x' referenced before assignment", (JOB, LIB_HF), "framework", None),
+        ("RuntimeError", "false INTERNAL ASSERT FAILED at c10/core/x.cpp:12, please report a bug to PyTorch.",
+         (JOB, LIB_TORCH), "framework", None),
+        ("json.decoder.JSONDecodeError", "Expecting value: line 1 column 1 (char 0)", (JOB, LIB_STD),
+         "user_script", None),
+        ("ValueError", "Original column names {'a'} not in the dataset", (), "user_script", None),
+        ("RuntimeError", "something happened", (), "other", None),
+        ("RuntimeError", "something happened", (JOB, LIB_TORCH), "other", None),
+    ],
+)  # fmt: skip
+def test_classify_error_follows_where_and_what(
+    exc: str, message: str, frames: tuple[Frame, ...], category: str, component: str | None
+) -> None:
+    """Each rule of the taxonomy decides its case (and the caller of the raising package matters)."""
+    v = classify_error(exc, message, frames)
+    assert (v.category, v.component) == (category, component), v.why
+
+
+def test_parse_exception_line_reads_python_and_pytest_forms() -> None:
+    """Exception lines as Python prints them are parsed; prose with a colon is not an exception."""
+    assert parse_exception_line("torch.OutOfMemoryError: CUDA out of memory.") == (
+        "torch.OutOfMemoryError",
+        "CUDA out of memory.",
+    )
+    assert parse_exception_line("KeyError: 'x'") == ("KeyError", "'x'")
+    assert parse_exception_line("Epoch 3: loss 0.5") is None
+
+
+def test_tracebacks_behind_a_log_prefix_are_read() -> None:
+    """A collector's per-line prefix (timestamps that change) is stripped from the frames after the header."""
+    lines = [
+        "2024-01-02 10:00:01.100 [pod-7] Traceback (most recent call last):",
+        '2024-01-02 10:00:01.101 [pod-7]   File "/srv/job/train.py", line 9, in <module>',
+        "2024-01-02 10:00:01.102 [pod-7]     main()",
+        "2024-01-02 10:00:01.103 [pod-7] ZeroDivisionError: division by zero",
+    ]
+    (tb,) = find_tracebacks(lines)
+    assert tb.exc_type == "ZeroDivisionError" and tb.frames[0].path == "/srv/job/train.py"
+    assert (tb.start, tb.end) == (0, 3)
+
+
+def test_ipython_and_headless_tracebacks_are_read() -> None:
+    """Jupyter-style frames and a traceback cut before its header are still tracebacks with frames."""
+    ipy = [
+        "AttributeError                            Traceback (most recent call last)",
+        "File /opt/env/lib/python3.10/site-packages/pkg/mod.py:12, in f(x)",
+        "     10 y = 1",
+        "---> 12 return x.z",
+        "",
+        "AttributeError: 'A' object has no attribute 'z'",
+    ]
+    (tb,) = find_tracebacks(ipy)
+    assert tb.exc_type == "AttributeError" and tb.innermost is not None and tb.innermost.in_library
+    cut = [
+        '  File "/srv/job/data.py", line 30, in __getitem__',
+        "    return self.rows[i]",
+        "IndexError: list index out of range",
+    ]
+    (tb2,) = find_tracebacks(cut)
+    assert tb2.exc_type == "IndexError" and not tb2.frames[-1].in_library
+
+
+def test_a_bare_error_line_takes_the_evidence_right_after_it() -> None:
+    """An error marker followed within two lines by the error itself is one block, classified by that error."""
+    lines = [
+        *(f"step {i} loss 0.5" for i in range(1, 6)),
+        "[ERROR] 2024-01-02 10:00:00 launcher: worker failed {",
+        '  "error": {',
+        '    "message": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB",',
+    ]
+    d = diagnose_lines(lines)
+    assert d.first_error_line == 6 and d.category == "user_script"
+
+
+def test_a_library_to_library_incompatibility_is_the_framework() -> None:
+    """An error one installed package raises on what another installed package passed it is ``framework``."""
+    lines = [
+        *(f"step {i} loss 0.5" for i in range(1, 6)),
+        "Traceback (most recent call last):",
+        '  File "/srv/job/train.py", line 5, in <module>',
+        "    trainer.resume()",
+        '  File "/env/lib/python3.11/site-packages/mmengine/runner/runner.py", line 90, in resume',
+        "    ckpt = torch.load(path)",
+        '  File "/env/lib/python3.11/site-packages/torch/serialization.py", line 1000, in load',
+        "    raise pickle.UnpicklingError(msg)",
+        "_pickle.UnpicklingError: Weights only load failed.",
+    ]
+    d = diagnose_lines(lines)
+    assert d.category == "framework" and "mmengine" in d.explanation
