@@ -27,7 +27,8 @@ def new_id() -> str:
 class Event(BaseModel):
     """Base of every topic's model: frozen, strict about unknown fields, versioned."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    # A non-finite float (a diverged loss) travels as the string "NaN", "Infinity" or "-Infinity".
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, ser_json_inf_nan="strings")
     SCHEMA_VERSION: ClassVar[int] = 1
     schema_version: int = Field(default=1, ge=1, description="Version of this event's schema.")
 

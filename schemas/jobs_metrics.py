@@ -22,7 +22,11 @@ class JobMetrics(Event):
     step: int | None = None
     total_steps: int | None = None
     epoch: float | None = None
-    loss: float | None = None
+    loss: float | None = Field(
+        default=None,
+        description='latest training loss; "NaN", "Infinity" or "-Infinity" when the loss diverged',
+        json_schema_extra={"anyOf": [{"type": "number"}, {"enum": ["NaN", "Infinity", "-Infinity"]}, {"type": "null"}]},
+    )
     lr: float | None = None
     step_time_s: float | None = None
     samples_per_s: float | None = None

@@ -25,7 +25,14 @@ CASES = [
         " iteration      100/  500000 | consumed samples:        51200 | elapsed time per iteration (ms): 1234.5 |"
         " learning rate: 1.000E-04 | global batch size:   512 | lm loss: 7.123456E+00 | loss scale: 65536.0 |"
         " grad norm: 1.234 | number of skipped iterations:   0 | number of nan iterations:   0 |",
-        {"step": 100, "total_steps": 500000, "step_time_s": 1.2345, "lr": 1e-4, "loss": 7.123456},
+        {
+            "step": 100,
+            "total_steps": 500000,
+            "step_time_s": 1.2345,
+            "lr": 1e-4,
+            "loss": 7.123456,
+            "global_batch_size": 512,
+        },
     ),
     (" 45%|████▌     | 450/1000 [01:10<01:25,  6.41it/s]", {"step": 450, "total_steps": 1000, "step_time_s": 1 / 6.41}),
     ("  2%|▏         | 20/1000 [00:45<36:42,  2.25s/it]", {"step": 20, "total_steps": 1000, "step_time_s": 2.25}),
@@ -52,7 +59,7 @@ CASES = [
     (
         "epoch 001:    100 / 1000 loss=9.123, nll_loss=8.5, ppl=362.1, wps=12345.6, ups=1.2, wpb=10240, bsz=32, "
         "num_updates=100, lr=1.25e-05, gnorm=1.5, train_wall=80, wall=90",
-        {"epoch": 1, "loss": 9.123, "tokens_per_s": 12345.6, "step": 100, "lr": 1.25e-05},
+        {"epoch": 1, "loss": 9.123, "tokens_per_s": 12345.6, "step": 100, "lr": 1.25e-05, "step_time_s": 1 / 1.2},
     ),
     (
         "Step 200/1000, Loss: 0.4567, LR: 3.0e-4, 0.25s/step",

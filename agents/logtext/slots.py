@@ -37,14 +37,17 @@ Metric = Literal[
     "step_time_s",
     "samples_per_s",
     "tokens_per_s",
+    "global_batch_size",
 ]
 METRICS: Final = get_args(Metric)
 # How a slot was recognised: a named key, a bar/loop counter ``n/N``, or a bar's rate.
 SlotKind = Literal["keyed", "counter", "bar_rate"]
 
 # A number token. A leading '-' counts as a sign only after a separator (so dates stay positive).
+# "nan", "inf" and "Infinity" standing alone are numbers too (a diverged loss prints them).
 NUMBER_RE: Final = re.compile(
     r"(?:(?<=[\s=:(\[,{'\"|])-|(?<![\w.]))(?:\d{1,3}(?:,\d{3})+(?![\d.])|\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+    r"|(?:(?<=[\s=:(\[,{'\"|])-)?(?<![\w.-])(?:nan|NaN|NAN|inf|Inf|INF|Infinity)(?![\w.])"
 )
 _BAR_GLYPHS: Final = re.compile(r"[█▏▎▍▌▋▊▉▐▕━╸╺╾╼─▒░■□]+")
 _SPACES: Final = re.compile(r"\s+")
@@ -57,7 +60,8 @@ _KEY_BEFORE: Final = re.compile(
     r"\s*['\"]?\s*[:=]?\s*['\"]?\s*[\[(]?\s*$"
 )
 _UNIT_AFTER: Final = re.compile(
-    r"\s?(it/s|s/it|ms/step|s/step|ms/it|ms/iter|s/iter|samples/s|samples/sec|sample/s|img/s|imgs/s|"
+    r"\s?(it/s|s/it|steps/s|step/s|steps/sec|iters/s|iter/s|updates/s|ms/step|s/step|ms/it|ms/iter|s/iter|"
+    r"samples/s|samples/sec|sample/s|img/s|imgs/s|/s|"
     r"images/s|examples/s|ex/s|tok/s|tokens/s|tokens/sec|tok/sec|ms|sec|s|%|[KMGT]i?B)(?![\w/])"
 )
 _COUNTER_AFTER: Final = re.compile(r"\s*/\s*(?=\d)")
@@ -74,7 +78,7 @@ _NON_TRAINING_BAR: Final = re.compile(
 # A bar counting bytes, examples, files or dataset batches is a data loop, not training.
 _DATA_LOOP_RATE: Final = re.compile(r"(?:\d|\?)\s?(?:[kMGT]i?B|B|examples?|files?|docs?|ba|rows?)/s\b")
 # Lines that summarise a whole run (HF Trainer's final dict and metric blocks): not live progress.
-_SUMMARY: Final = re.compile(r"train_runtime")
+_SUMMARY: Final = re.compile(r"train_runtime|\bAveraged stats\b")  # HF's final dict; MetricLogger's epoch means
 # HF Trainer's `log_metrics` block: a "***** train metrics *****" header, then indented "key = value" rows.
 METRICS_BLOCK_HEADER: Final = re.compile(r"^\*{3,}\s*\w+ metrics\s*\*{3,}$")
 METRICS_BLOCK_ROW: Final = re.compile(r"^\s+[\w/.-]+\s*=\s*\S")
@@ -94,8 +98,12 @@ _LR_KEYS: Final = frozenset(
 )
 _STEP_KEYS: Final = frozenset(
     {"step", "iter", "iteration", "iters", "global_step", "train/global_step", "train/step", "num_updates",
-     "update", "updates", "trainer/global_step", "iter(train)", "optimizer_step"}
+     "update", "updates", "trainer/global_step", "iter(train)", "optimizer_step", "acc_iter", "cur_iter",
+     "global_iter", "global_iteration", "cur_step", "curr_step", "current_step", "iter_num", "step_num"}
 )  # fmt: skip
+# Rates of training steps (a bar's "it/s" is handled with the bar): the step time is their inverse.
+_STEP_RATE_KEYS: Final = frozenset({"ups", "steps_per_s", "steps_per_sec", "steps_per_second", "it_s", "iters_per_s"})
+_STEP_RATE_UNITS: Final = frozenset({"steps/s", "step/s", "steps/sec", "iters/s", "iter/s", "updates/s"})
 _EPOCH_KEYS: Final = frozenset({"epoch", "ep", "train/epoch", "epoch(train)", "trainer/epoch"})
 _STEP_TIME_KEYS: Final = frozenset(
     {"time", "step_time", "iter_time", "iteration_time", "batch_time", "time_per_step", "time_per_iter",
@@ -104,6 +112,7 @@ _STEP_TIME_KEYS: Final = frozenset(
 )  # fmt: skip
 _SAMPLES_KEYS: Final = frozenset(
     {"samples_per_s", "samples_per_sec", "samples_per_second", "throughput", "currsamplespersec",
+     "curr_samples_per_sec",
      "examples_per_sec", "examples_per_second", "images_per_sec", "imgs_per_sec", "train/samples_per_second",
      "samples/s", "samples/sec", "img/s", "images/s"}
 )  # fmt: skip
@@ -124,6 +133,7 @@ _TOKENS_KEYS: Final = frozenset(
     }
 )
 _RATE_UNITS: Final = {
+    "/s": "samples_per_s",  # timm: "139.14/s" images per second
     "samples/s": "samples_per_s", "samples/sec": "samples_per_s", "sample/s": "samples_per_s",
     "img/s": "samples_per_s", "imgs/s": "samples_per_s", "images/s": "samples_per_s",
     "examples/s": "samples_per_s", "ex/s": "samples_per_s",
@@ -167,7 +177,7 @@ class TemplateSpec:
         """Whether lines of this template report training progress."""
         if self.is_eval or self.is_summary:
             return False
-        core = {s.metric for s in self.slots} - {"epoch", "total_epochs", "lr"}
+        core = {s.metric for s in self.slots} - {"epoch", "total_epochs", "lr", "global_batch_size"}
         return bool(core)
 
     def to_json(self) -> str:
@@ -212,7 +222,7 @@ def numbers_of(line: str) -> list[float]:
 
 
 def _normalise_key(words: str) -> str:
-    key = words.strip().lower()
+    key = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", words.strip()).lower()  # SamplesPerSec → samples_per_sec
     key = re.sub(r"\s+", "_", key)
     return key.replace("-", "_").replace(".", "_")
 
@@ -226,10 +236,13 @@ def _metric_for_key(key: str) -> Metric | None:
         (_STEP_TIME_KEYS, "step_time_s"),
         (_SAMPLES_KEYS, "samples_per_s"),
         (_TOKENS_KEYS, "tokens_per_s"),
+        (frozenset({"global_batch_size", "total_batch_size", "global_batch"}), "global_batch_size"),
     )
     for keys, metric in table:
         if key in keys:
             return metric
+    if re.fullmatch(r"(?!(?:val|valid|eval|test|dev)_?)[a-z0-9]{0,12}_?loss", key):
+        return "loss"  # "closs", "lm_loss", "ce_loss": a training loss by its name (not "val_loss")
     # "learning rate" → learning_rate; "global step" → global_step (already normalised)
     return None
 
@@ -255,6 +268,30 @@ def _unkeyed_counter(line: str, start: int, end: int, bar: bool) -> bool:
     return before.endswith("][") or (before.endswith("[") and after.startswith("]"))
 
 
+def _after_epoch(line: str, slots: list[Slot], matches: list[re.Match[str]], i: int) -> bool:
+    """Whether the ``n/N`` at number ``i`` follows the line's epoch number directly ("epoch 3  120/500")."""
+    if i == 0 or not slots or slots[-1].index != i - 1 or slots[-1].metric != "epoch":
+        return False
+    return re.fullmatch(r"[\s:|\]\[]{1,8}", line[matches[i - 1].end() : matches[i].start()]) is not None
+
+
+def _is_count_pair(line: str, matches: list[re.Match[str]], i: int) -> bool:
+    a, b = matches[i].group(), matches[i + 1].group()
+    between = line[matches[i].end() : matches[i + 1].start()]
+    return re.fullmatch(r"\s*/\s*", between) is not None and a.isdigit() and b.isdigit() and 0 <= int(a) <= int(b)
+
+
+def _nested_counter(line: str, matches: list[re.Match[str]], i: int) -> int | None:
+    """Index of an inner ``n/N`` counter after the one at ``i`` when the line prints two (epoch, then step)."""
+    if not _is_count_pair(line, matches, i):
+        return None
+    outer_total = int(matches[i + 1].group())
+    for j in range(i + 2, len(matches) - 1):
+        if _is_count_pair(line, matches, j):
+            return j if int(matches[j + 1].group()) > outer_total else None
+    return None
+
+
 def learn_spec(line: str) -> TemplateSpec:
     """Name the numeric slots of ``line`` (the slow path, once per template)."""
     matches = list(NUMBER_RE.finditer(line))
@@ -268,6 +305,7 @@ def learn_spec(line: str) -> TemplateSpec:
     slots: list[Slot] = []
     counter_total: int | None = None
     taken: set[int] = set()
+    exact_loss: set[int] = set()
     ds_epoch = _DS_TIMER_EPOCH.search(line)
     for i, m in enumerate(matches):
         if i in taken:
@@ -279,6 +317,15 @@ def learn_spec(line: str) -> TemplateSpec:
         is_counter = _COUNTER_AFTER.match(after) is not None and i + 1 < len(matches)
         key_m = _KEY_BEFORE.search(line[max(0, start - 64) : start])
         metric = _metric_for_words(key_m.group(1)) if key_m else None
+        if (
+            metric == "loss"
+            and key_m
+            and any(
+                _normalise_key(" ".join(key_m.group(1).split()[k:])) in _LOSS_KEYS
+                for k in range(len(key_m.group(1).split()))
+            )
+        ):
+            exact_loss.add(i)
         key_unit = (key_m.group(2) or "").strip(" ()") if key_m else ""
         if metric == "epoch" and ds_epoch is not None and ds_epoch.start() <= start < ds_epoch.end():
             continue
@@ -286,12 +333,18 @@ def learn_spec(line: str) -> TemplateSpec:
             if is_bar:
                 slots.append(Slot(i, "step_time_s", "bar_rate", invert=unit == "it/s"))
             continue
+        rate_key = _normalise_key(key_m.group(1)).rsplit("_", 1)[-1] if key_m and metric is None else ""
+        if unit in _STEP_RATE_UNITS or (not unit and rate_key in _STEP_RATE_KEYS):
+            slots.append(Slot(i, "step_time_s", "keyed", invert=True))  # "0.93 steps/s", "ups=2.11"
+            continue
         if unit in _STEP_TIME_UNITS and metric in (None, "step_time_s"):
             slots.append(Slot(i, "step_time_s", "keyed", scale=_STEP_TIME_UNITS[unit]))
             continue
         if unit in _RATE_UNITS and metric in (None, "samples_per_s", "tokens_per_s"):
             slots.append(Slot(i, _RATE_UNITS[unit], "keyed"))  # type: ignore[arg-type]
             continue
+        if metric == "step_time_s" and re.match(r":\d\d", after):
+            continue  # "Total time: 1:52:15" is a duration on a clock, not a step time
         if metric is not None:
             if metric == "step_time_s":
                 scale = 0.001 if (unit == "ms" or key_unit == "ms") else 1.0
@@ -301,6 +354,9 @@ def learn_spec(line: str) -> TemplateSpec:
                 continue
             if unit and unit not in ("s", "sec"):
                 continue  # a count with a unit (%, GB, …) is not a training metric
+            if metric == "step" and re.match(r"[kKM](?![\w/])", after):
+                slots.append(Slot(i, "step", "keyed", scale=1e6 if after[0] == "M" else 1e3))  # "Step: 425k"
+                continue
             if is_counter and metric == "step" and counter_total is None:
                 # "step 190/200": a loop counter; it may restart every epoch like a bar's.
                 slots += [Slot(i, "step", "counter"), Slot(i + 1, "total_steps", "counter")]
@@ -313,11 +369,39 @@ def learn_spec(line: str) -> TemplateSpec:
                 slots.append(Slot(i + 1, total, "keyed"))
                 taken.add(i + 1)
             continue
-        if is_counter and counter_total is None and _unkeyed_counter(line, start, matches[i + 1].end(), is_bar):
+        if is_counter and counter_total is None and not any(x.metric == "epoch" for x in slots):
+            inner = _nested_counter(line, matches, i)
+            if inner is not None:  # "1/3 ... [ 149/323 ...]": the outer loop is the epoch, the inner the step
+                slots += [Slot(i, "epoch", "keyed"), Slot(i + 1, "total_epochs", "keyed"),
+                          Slot(inner, "step", "counter"), Slot(inner + 1, "total_steps", "counter")]  # fmt: skip
+                taken.update({i + 1, inner, inner + 1})
+                counter_total = inner + 1
+                continue
+        if (
+            metric is None
+            and not is_counter
+            and counter_total is None
+            and i + 2 < len(matches)
+            and re.fullmatch(r"\s*\[\s*", line[end : matches[i + 1].start()])
+            and _is_count_pair(line, matches, i + 1)
+            and not any(x.metric == "epoch" for x in slots)
+        ):
+            slots.append(Slot(i, "epoch", "keyed"))  # "Train: 0 [ 120/2502": the loop index before the counter
+            continue
+        if (
+            is_counter
+            and counter_total is None
+            and (_unkeyed_counter(line, start, matches[i + 1].end(), is_bar) or _after_epoch(line, slots, matches, i))
+        ):
             slots.append(Slot(i, "step", "counter"))
             slots.append(Slot(i + 1, "total_steps", "counter"))
             taken.add(i + 1)
             counter_total = i + 1
+    loss_slots = [x for x in slots if x.metric == "loss"]
+    if len(loss_slots) > 1:  # "loss=10.9, nll_loss=10.1": the one named exactly a loss key wins
+        exact = [x for x in loss_slots if x.index in exact_loss]
+        if exact:
+            slots = [x for x in slots if x.metric != "loss" or x.index in exact_loss]
     return TemplateSpec(
         n_numbers=len(matches),
         slots=tuple(slots),

@@ -28,6 +28,7 @@ from schedmate.agents.logtext.slots import (
     numbers_of,
     template_key,
 )
+from schedmate.agents.logtext.timestamps import line_time
 from schedmate.agents.tracker.progress import JobProgress, ProgressSnapshot
 
 __all__ = ["LineClasses", "LineSink", "MetricTracker", "SlotNamer", "TemplateSpecCache", "metrics_of_file"]
@@ -182,7 +183,10 @@ class MetricTracker:
         numbers = numbers_of(text)
         if len(numbers) != spec.n_numbers:
             return False
-        return progress.update(spec, numbers, line_no)
+        moved = progress.update(spec, numbers, line_no)
+        if moved:
+            progress.note_time(line_time(text))
+        return moved
 
     def feed_partial(self, job_id: str, line_no: int, text: str) -> bool:
         """Apply the visible state of an unfinished line (a live progress bar); counts no line."""

@@ -37,6 +37,11 @@ class ProgressSnapshot:
         return asdict(self)
 
 
+def _per_second(batch: float | None, step_time: float | None) -> float | None:
+    """Samples per second from the global batch and the step time (Megatron prints both, not the rate)."""
+    return None if batch is None or not step_time else round(batch / step_time, 6)
+
+
 def _as_int(x: float) -> int | float:
     return int(x) if float(x).is_integer() else x
 
@@ -61,6 +66,8 @@ class JobProgress:
     max_keyed_step: float | None = None
     counters: dict[float, _CounterFamily] = field(default_factory=dict)
     progress_lines: int = 0
+    printed_step_time: bool = False  # the log prints its own step time: never derive one from timestamps
+    time_anchor: tuple[float, float] | None = None  # (time, step) of the latest progress line with a new step
 
     def update(self, spec: TemplateSpec, numbers: list[float], line_no: int) -> bool:
         """Apply one line; return True if it carried training progress."""
@@ -73,8 +80,8 @@ class JobProgress:
             if slot.index >= len(numbers):
                 return False
             v = slot.value(numbers[slot.index])
-            if v is None or math.isnan(v) or math.isinf(v):
-                continue
+            if v is None or ((math.isnan(v) or math.isinf(v)) and slot.metric != "loss"):
+                continue  # a non-finite loss is news (divergence); any other non-finite value is noise
             if slot.kind == "counter":
                 if slot.metric == "step":
                     counter_n = v
@@ -97,13 +104,38 @@ class JobProgress:
         elif spec.is_bar and counter_n is None and "step_time_s" in values and self.main_bar_total is not None:
             values.pop("step_time_s")  # a bar rate without its counter: cannot tell which loop
         if counter_n is not None and counter_total is not None:
-            values.update(self._counter_step(counter_n, counter_total, values.get("epoch")))
-        core = values.keys() - {"epoch", "total_epochs"}
+            counted = self._counter_step(counter_n, counter_total, values.get("epoch"))
+            if "step" in values:  # the line names its step ("num_updates=645"): the loop counter is not it
+                counted = {}
+            values.update(counted)
+        core = values.keys() - {"epoch", "total_epochs", "global_batch_size"}
+        if "step_time_s" in values:
+            self.printed_step_time = True
         self.latest.update(values)
         if core:
             self.line = line_no
             self.progress_lines += 1
         return bool(core)
+
+    def note_time(self, when: float | None) -> None:
+        """The time a progress line was printed: step time from timestamps when the log prints none.
+
+        Step time is the time between the latest two progress lines with different steps, divided by the
+        steps between them. A clock without a date that goes backwards has passed midnight.
+        """
+        step = self.latest.get("step")
+        if when is None or step is None:
+            return
+        anchor = self.time_anchor
+        if anchor is not None:
+            t0, s0 = anchor
+            if step == s0:
+                return
+            if when < t0 and t0 - when > 43_200 and t0 < 86_400 * 2:
+                when += 86_400
+            if step > s0 and when >= t0 and not self.printed_step_time:
+                self.latest["step_time_s"] = (when - t0) / (step - s0)
+        self.time_anchor = (when, step)
 
     def _counter_step(self, n: float, total: float, line_epoch: float | None) -> dict[str, float]:
         """Global step (and total) from a counter that may restart every epoch."""
@@ -147,7 +179,9 @@ class JobProgress:
             loss=g("loss"),
             lr=g("lr"),
             step_time_s=None if st is None else round(st, 9),
-            samples_per_s=g("samples_per_s"),
+            samples_per_s=g("samples_per_s")
+            if g("samples_per_s") is not None
+            else _per_second(g("global_batch_size"), st),
             tokens_per_s=g("tokens_per_s"),
             eta_s=eta,
             line=self.line,
@@ -163,17 +197,21 @@ class JobProgress:
             "max_keyed_step": self.max_keyed_step,
             "counters": {str(k): [c.per_epoch, c.last_epoch, c.last_n] for k, c in self.counters.items()},
             "progress_lines": self.progress_lines,
+            "printed_step_time": self.printed_step_time,
+            "time_anchor": self.time_anchor,
         }
 
     @classmethod
     def from_state(cls, d: dict[str, Any]) -> JobProgress:
         """Inverse of :meth:`to_state`."""
         return cls(
-            latest=dict(d.get("latest", {})),
+            latest={k: float(v) for k, v in d.get("latest", {}).items()},  # "NaN" comes back as a float
             line=d.get("line"),
             min_epoch=d.get("min_epoch"),
             main_bar_total=d.get("main_bar_total"),
             max_keyed_step=d.get("max_keyed_step"),
             counters={float(k): _CounterFamily(*v) for k, v in d.get("counters", {}).items()},
             progress_lines=d.get("progress_lines", 0),
+            printed_step_time=bool(d.get("printed_step_time", False)),
+            time_anchor=None if d.get("time_anchor") is None else tuple(d["time_anchor"]),  # type: ignore[arg-type]
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 from collections.abc import Coroutine, Mapping
 from typing import Any, NoReturn, TypeVar
@@ -84,10 +85,16 @@ def run_async(coro: Coroutine[Any, Any, T], *, interruptible: bool = False) -> T
         return None
 
 
+def _finite_or_name(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+    return v
+
+
 def print_fields(result: Mapping[str, Any], as_json: bool, width: int = 18, blank: str = "—") -> None:
     """One JSON object, or one aligned ``key: value`` line per field (``blank`` for none)."""
-    if as_json:
-        typer.echo(json.dumps(result))
+    if as_json:  # a non-finite float (a diverged loss) as the strings the topics carry: strict JSON
+        typer.echo(json.dumps({k: _finite_or_name(v) for k, v in result.items()}))
         return
     for k, v in result.items():
         typer.echo(f"{k:>{width}}: {blank if v is None else v}")

@@ -1,0 +1,110 @@
+"""Progress the Metric Tracker reads beyond named keys: timestamps, nested counters, rates, divergence."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from schedmate.agents.logtext.timestamps import line_time
+from schedmate.agents.tracker.metric_tracker import MetricTracker
+from schedmate.infra.cli import app
+from schedmate.infra.measure.eval_failures import evaluate_failures
+from schedmate.infra.measure.eval_metrics import evaluate_metrics
+
+CORPUS = Path(__file__).parent / "data" / "corpus" / "open"
+
+
+def snap(lines: list[str]) -> dict[str, object]:
+    """The snapshot a fresh tracker gives after ``lines``."""
+    t = MetricTracker()
+    t.feed("j", 1, lines)
+    return t.snapshot("j").as_dict()
+
+
+@pytest.mark.parametrize(
+    ("line", "seconds"),
+    [
+        ("2024-03-01 10:00:05,250 - INFO - step 3", 5.25),
+        ("[2024-03-01 10:00:05.5] step 3", 5.5),
+        ("03/01/2024 10:00:05 - INFO - step 3", 5.0),
+        ("03/01 10:00:05 - mmengine - INFO - Epoch(train) [1][10/90]", 5.0),
+        ("I0301 10:00:05.125000 1234 train.py:12] Step 3", 5.125),
+        ("[10:00:05.000100] Epoch: [2]  [10/50]", 5.0001),
+    ],
+)
+def test_line_time_reads_common_logger_stamps(line: str, seconds: float) -> None:
+    """Each logger's stamp is read; two lines one second apart differ by one second."""
+    t = line_time(line)
+    later = line_time(line.replace("10:00:05", "10:00:06"))
+    assert t is not None and later is not None
+    assert later - t == pytest.approx(1.0)
+    assert (t % 60) == pytest.approx(seconds, abs=1e-6)
+
+
+def test_no_stamp_in_an_eta_or_bar() -> None:
+    """A bar's elapsed time or an ETA later in the line is not when the line was printed."""
+    assert line_time(" 45%|████▌     | 450/1000 [01:10:00<01:25:00,  6.41it/s]") is None
+    assert line_time("step 10 loss 0.5 eta 10:00:00") is None
+
+
+def test_step_time_from_timestamps_when_the_log_prints_none() -> None:
+    """Seconds between the latest two steps' stamps over the steps between them; midnight is crossed."""
+    lines = [f"[23:59:{40 + 10 * i:02d}] step {100 * (i + 1)} loss 0.{i + 1}" for i in range(2)]
+    lines.append("[00:00:10] step 300 loss 0.3")
+    got = snap(lines)
+    assert got["step"] == 300 and got["step_time_s"] == pytest.approx(20 / 100)
+
+
+def test_a_printed_step_time_wins_over_timestamps() -> None:
+    """When the log prints its own step time, timestamps never replace it."""
+    lines = [f"2024-01-01 10:00:{10 * i:02d} step {i + 1} loss 1.0 time 0.25" for i in range(3)]
+    assert snap(lines)["step_time_s"] == pytest.approx(0.25)
+
+
+def test_nested_counters_give_epoch_and_step() -> None:
+    """Two ``n/N`` counters on a line are the outer (epoch) and inner (step) loops."""
+    got = snap(["| [   2/   5][   300/  900] |  17/400 batches | loss 0.5"])
+    assert (got["epoch"], got["step"], got["total_steps"]) == (2, 300, 900)
+    got2 = snap(["| epoch 004  120 / 800 loss=2.5, lr=0.001"])
+    assert (got2["epoch"], got2["loss"]) == (4, 2.5) and got2["step"] is not None
+
+
+def test_rates_of_steps_become_step_times_and_batch_gives_samples() -> None:
+    """``steps/s`` and ``ups`` invert to a step time; a global batch over the step time is samples/s."""
+    assert snap(["step 10 | loss 1.5 | 4.00 steps/s"])["step_time_s"] == pytest.approx(0.25)
+    got = snap(["iter 10 | global batch size: 256 | step time (ms): 500.0 | loss: 2.0"])
+    assert got["samples_per_s"] == pytest.approx(512.0)
+
+
+def test_a_diverged_loss_is_reported_as_such() -> None:
+    """A NaN or infinite loss is the latest loss (not skipped); other non-finite numbers are ignored."""
+    got = snap(["step 1 loss 0.52 lr 0.1", "step 2 loss nan lr 0.1"])
+    assert got["step"] == 2 and isinstance(got["loss"], float) and math.isnan(got["loss"])
+    assert snap(["step 1 loss 0.5", "step 2 loss inf"])["loss"] == math.inf
+
+
+def test_metrics_json_writes_non_finite_loss_as_a_string(tmp_path: Path) -> None:
+    """``schedmate metrics --json`` stays strict JSON: a NaN loss is the string "NaN"."""
+    log = tmp_path / "t.log"
+    log.write_text("step 1 loss 0.5\nstep 2 loss nan\n")
+    out = CliRunner().invoke(app, ["metrics", str(log), "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["loss"] == "NaN"
+
+
+def test_clock_durations_and_validation_losses_are_not_progress() -> None:
+    """ "Total time: 1:52:15" is no step time; "val_loss" is no training loss; the named loss wins."""
+    got = snap(["step 5 loss 0.40 nll_loss 0.30 val_loss 0.9", "Epoch 1 Total time: 1:52:15"])
+    assert got["loss"] == pytest.approx(0.40) and got["step_time_s"] is None
+
+
+def test_open_corpus_stays_right() -> None:
+    """Regression guard on the open part of the own corpus (not an accuracy claim: the rules saw it)."""
+    assert evaluate_metrics(CORPUS / "progress.jsonl")["share"] >= 0.9
+    out = asyncio.run(evaluate_failures(CORPUS / "failures.jsonl"))
+    assert out["category_accuracy"] >= 0.9 and out["infra_f1"] >= 0.9
