@@ -17,7 +17,11 @@ class FieldSource(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     file: str
     line: int | None = None
-    path: Literal["static", "llm", "history", "command"] = "static"
+    path: Literal["static", "use", "llm", "react", "history", "command"] = Field(
+        default="static",
+        description="static: a setting by name; use: what a consumer API receives (DataLoader, optimizer, ...); "
+        "llm / react: the language model (react: the tool-using agent); history: a past run; command: the command line",
+    )
 
 
 class WorkloadMetadata(BaseModel):

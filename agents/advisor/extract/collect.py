@@ -23,6 +23,7 @@ from schedmate.agents.advisor.extract.config_sources import (
 )
 from schedmate.agents.advisor.extract.hydra import compose_hydra
 from schedmate.agents.advisor.extract.launch import Launch
+from schedmate.agents.advisor.extract.usesites import Use, find_uses
 from schedmate.agents.advisor.extract.workspace import Workspace
 
 __all__ = ["Extraction", "collect_settings"]
@@ -41,6 +42,7 @@ class Extraction:
     code: str = ""  # concatenated source of the entry script (for framework/model heuristics)
     per_rank_accum_divided: bool = False
     batch_divided_by_world: bool = False
+    uses: dict[str, Use] = field(default_factory=dict)  # what consumer APIs receive (see usesites)
 
     def get(self, *keys: str) -> Value | None:
         """The value of the first key that is set (exact dotted key, then leaf name)."""
@@ -140,5 +142,9 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
         _llamafactory(ws, ex, overrides)
     elif script.endswith(".py"):
         _python_entry(ws, ex, overrides)
+        ex.uses = find_uses(ws, ex.code, script, launch.args, ex.values)
+        ds = ex.uses.get("deepspeed")
+        if ds is not None and isinstance(ds.value, str) and ex.get("deepspeed") is None:
+            ex.values["deepspeed"] = Value(ds.value, ds.file, ds.line)
     _data_module_and_deepspeed(ws, ex)
     return ex

@@ -201,6 +201,12 @@ def model_type_of(names: list[str], mc: ModelClass | None) -> str | None:
     return None
 
 
+_INSTRUCTION: Final = re.compile(
+    r"###\s*(?:Instruction|Response)|\binstruction\b.{0,80}\b(?:input|output|response)\b|\bapply_chat_template\(",
+    re.I | re.S,
+)
+
+
 def task_of(model_type: str | None, *, code: str, hints: str, pretrained: bool, stage: str | None) -> str | None:
     """The training task from the trainer stage, the model family, model heads and wording in code/README."""
     stages = {"sft": "instruction_finetuning", "dpo": "preference_optimization_dpo", "pt": "language_modeling",
@@ -226,6 +232,13 @@ def task_of(model_type: str | None, *, code: str, hints: str, pretrained: bool, 
         if re.search(pattern, low):
             return task
     if model_type == "decoder_only_transformer":
+        if pretrained and re.search(
+            r"###\s*(?:Instruction|Response)|\binstruction\b.{0,80}\b(?:input|output|response)\b|"
+            r"\bapply_chat_template\(",
+            code,
+            re.I | re.S,
+        ):
+            return "instruction_finetuning"  # the code formats instruction/response pairs (or chat turns)
         return "language_model_finetuning" if pretrained else "language_modeling"
     if model_type == "encoder_only_transformer":
         return "masked_language_modeling"

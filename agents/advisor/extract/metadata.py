@@ -36,6 +36,9 @@ _BATCH_KEYS = ("per_device_train_batch_size", "batch_size", "train_batch_size", 
 _EPOCH_KEYS = ("num_train_epochs", "epochs", "max_epochs", "trainer.max_epochs", "train.epochs")
 _STEP_KEYS = ("max_steps", "max_iters", "num_steps", "total_steps", "train_steps", "steps")
 _TRAINING_LAUNCHERS = ("python", "llamafactory-cli")
+_HF_TRAINER = re.compile(
+    r"\b(?:transformers\.)?(?:Seq2Seq)?Trainer\(\s*(?:model|args)\b|\b(?:SFT|DPO|ORPO|KTO|PPO|GRPO|Reward|CPO)Trainer\("
+)
 
 
 class _Taker:
@@ -45,7 +48,21 @@ class _Taker:
         self.ex = ex
         self.prov: dict[str, FieldSource] = {}
 
-    def take(self, fieldname: str, *keys: str) -> Any:
+    def take(self, fieldname: str, *keys: str, use: str | None = None, deepspeed: tuple[str, ...] = ()) -> Any:
+        """A field's value: a DeepSpeed config's setting, else what its consumer API receives (``use``), else the
+        first setting named by ``keys``. A consumer whose argument the code reassigns in a way that cannot be
+        followed makes the field unknown rather than a stale default."""
+        for key in deepspeed:  # a DeepSpeed JSON value overrides the command line
+            v = self.ex.values.get(f"deepspeed.{key}")
+            if v is not None and isinstance(v.value, int | float) and not isinstance(v.value, bool):
+                self.prov[fieldname] = FieldSource(file=v.source, line=v.line, path="static")
+                return v.value
+        u = self.ex.uses.get(use) if use else None
+        if u is not None:
+            if u.value is None:
+                return None
+            self.prov[fieldname] = FieldSource(file=u.file, line=u.line, path="use")
+            return u.value
         v = self.ex.get(*keys)
         if v is None:
             return None
@@ -104,12 +121,24 @@ def _batch_sizes(ex: Extraction, bs: Any, num_gpus: int | None) -> tuple[int | N
         return None, None
     if ex.batch_divided_by_world and num_gpus:
         bs = bs // num_gpus
-    accum = ex.get("gradient_accumulation_steps")
+    accum = ex.values.get("deepspeed.gradient_accumulation_steps") or ex.uses.get("grad_accum")  # type: ignore[assignment]
+    if accum is None or not isinstance(accum.value, int | float) or isinstance(accum.value, bool):
+        accum = ex.get("gradient_accumulation_steps")
     acc = int(accum.value) if accum is not None and isinstance(accum.value, (int, float)) else 1
     return bs, (bs * acc if ex.per_rank_accum_divided else bs * acc * (num_gpus or 1))
 
 
 def _precision(ex: Extraction) -> str:
+    uses = ex.uses
+    if (u := uses.get("bf16")) is not None and u.value is True:
+        return "bf16"
+    if (u := uses.get("fp16")) is not None and u.value is True:
+        return "fp16"
+    if (u := uses.get("amp_dtype")) is not None and isinstance(u.value, str):
+        return "bf16" if "bf" in u.value else "fp16"
+    if (u := uses.get("precision")) is not None:
+        text = str(u.value)
+        return "bf16" if "bf16" in text else ("fp16" if "16" in text else "fp32")
     if (v := ex.get("bf16")) is not None and v.value is True:
         return "bf16"
     if (v := ex.get("fp16", "fp16_run", "amp")) is not None and v.value is True:
@@ -136,10 +165,21 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         fw += ["Lightning"]
         if "@hydra.main" in code:
             fw.append("Hydra")
+    elif _HF_TRAINER.search(code):  # the code hands training to an HF / TRL trainer it constructs
+        fw.append("HF Trainer")
+        if re.search(r"^\s*(?:from trl\b|import trl\b)", code, re.M):
+            fw.append("TRL")
     else:
         fw.append("PyTorch")
         if re.search(r"from transformers import|import transformers", code):
             fw.append("HF Transformers")
+    if fw[0] != "LLaMA-Factory":
+        if re.search(r"^\s*(?:from peft\b|import peft\b)", code, re.M):
+            fw.append("PEFT")
+        if zero_stage is not None or "deepspeed.initialize(" in code:
+            fw.append("DeepSpeed")
+        if ((f := ex.get("fsdp")) is not None and f.value) or re.search(r"\bFullyShardedDataParallel\(|\bFSDP\(", code):
+            fw.append("PyTorch FSDP")
     return fw
 
 
@@ -188,10 +228,10 @@ def extract_metadata(
 
 def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
     t = _Taker(ex)
-    lr = t.take("learning_rate", *_LR_KEYS)
-    bs = t.take("batch_size_per_device", *_BATCH_KEYS)
-    epochs = t.take("epochs", *_EPOCH_KEYS)
-    max_steps = t.take("max_steps", *_STEP_KEYS)
+    lr = t.take("learning_rate", *_LR_KEYS, use="lr", deepspeed=("optimizer.params.lr",))
+    bs = t.take("batch_size_per_device", *_BATCH_KEYS, use="batch", deepspeed=("train_micro_batch_size_per_gpu",))
+    epochs = t.take("epochs", *_EPOCH_KEYS, use="epochs")
+    max_steps = t.take("max_steps", *_STEP_KEYS, use="max_steps")
     if isinstance(max_steps, (int, float)) and max_steps <= 0:
         max_steps = None
     setup = _Setup(None, "single_gpu", None)

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
+import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from schedmate.agents.advisor.extract.collect import Extraction
@@ -81,16 +84,22 @@ def _gpt_params(ex: Extraction, *, char_level: bool = False) -> float | None:
 _ACTIVATIONS: Final = frozenset({"ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "Softmax", "LeakyReLU"})
 _SCRATCH: Final = ("scratch", "resume", "none", "")
 # Sizes of well-known checkpoints whose names do not carry them (millions of parameters).
-_KNOWN_SIZES: Final = {"gpt2": 124.4, "gpt2-medium": 354.8, "gpt2-large": 774.0, "gpt2-xl": 1557.6,
-                       "bert-base": 110.0, "bert-large": 340.0, "roberta-base": 125.0, "roberta-large": 355.0,
-                       "distilbert": 66.0, "t5-small": 60.5, "t5-base": 223.0, "t5-large": 738.0,
-                       "vit-base": 86.0, "vit-large": 304.0}  # fmt: skip
+_KNOWN_MODELS: Final = Path(__file__).with_name("known_models.json")
 _MODEL_VAR: Final = re.compile(
     r"^\s*(?P<var>\w*(?i:model|net|generator|_g)\w*)\s*=\s*(?:\w+\.)*(?P<cls>[A-Z]\w*)\(", re.M
 )
 
 
 def _pretrained(ex: Extraction) -> tuple[str, Value] | None:
+    u = ex.uses.get("model")  # what from_pretrained / create_model receives is authoritative
+    used = u.value if u is not None and isinstance(u.value, str) and u.value.strip().lower() not in _SCRATCH else None
+    named = _pretrained_by_name(ex)
+    if used is not None and u is not None and (named is None or named[1].value != used):
+        return "from_pretrained", Value(used, u.file, u.line)
+    return named
+
+
+def _pretrained_by_name(ex: Extraction) -> tuple[str, Value] | None:
     for key in ("model_name_or_path", "pretrained_model_name_or_path", "model_name", "base_model", "init_from",
                 "model.pretrained_model_name_or_path"):  # fmt: skip
         found = ex.find(key)
@@ -102,16 +111,35 @@ def _pretrained(ex: Extraction) -> tuple[str, Value] | None:
     return None
 
 
-def _known_size(name: str) -> float | None:
-    low = name.lower().rsplit("/", 1)[-1]
-    for key in sorted(_KNOWN_SIZES, key=len, reverse=True):
+@functools.cache
+def _known_table() -> dict[str, tuple[float, str | None]]:
+    """``name → (params in millions, model type)`` from the data file (see its sources)."""
+    data = json.loads(_KNOWN_MODELS.read_text(encoding="utf-8"))
+    return {_norm(k): (float(v), fam.get("type")) for fam in data["families"] for k, v in fam["models"].items()}
+
+
+def _norm(name: str) -> str:
+    return name.lower().replace("_", "-")
+
+
+def known_model(name: str) -> tuple[float, str | None] | None:
+    """Parameters (millions) and type of a well-known architecture named by ``name`` (a hub id, a
+    torchvision/timm name, a config file stem); None when it is not a known one."""
+    low = _norm(name.rsplit("/", 1)[-1].removesuffix(".yaml").removesuffix(".yml").removesuffix(".pt"))
+    table = _known_table()
+    for key in sorted(table, key=len, reverse=True):
         if (
             low == key
-            or low.startswith((f"{key}-", f"{key}_"))
+            or low.startswith((f"{key}-", f"{key}."))
             or (low.startswith(key) and key.endswith(("-base", "-large")))
         ):
-            return _KNOWN_SIZES[key]
+            return table[key]
     return None
+
+
+def _known_size(name: str) -> float | None:
+    hit = known_model(name)
+    return hit[0] if hit else None
 
 
 def _model_call(ex: Extraction) -> tuple[str, ast.Call] | None:
@@ -214,6 +242,10 @@ def _described(name: str, family: str, ex: Extraction) -> str:
 
 
 def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | None:
+    u = ex.uses.get("dataset")
+    if u is not None and isinstance(u.value, str) and u.value not in ("json", "csv", "text", "parquet", "arrow"):
+        prov["dataset"] = FieldSource(file=u.file, line=u.line, path="use")
+        return canonical_dataset(u.value) or u.value
     for key in _DATASET_KEYS:
         v = ex.get(key)
         if v is None or not isinstance(v.value, str) or "${" in v.value:

@@ -1,0 +1,617 @@
+"""Hyper-parameters by where a well-known API consumes them, each value followed back to its source.
+
+The name of a variable says nothing reliable (``bs``, ``micro_batch_size``, ``opt.b``); the call that
+uses it does: ``DataLoader(batch_size=…)`` is the per-process batch, ``torch.optim.AdamW(…, lr=…)`` the
+learning rate, ``TrainingArguments(num_train_epochs=…)`` the length, ``from_pretrained(…)`` the model.
+This module finds those calls in the entry script and evaluates their arguments abstractly:
+
+* literals and arithmetic; ``int()``/``float()``; ``os.environ.get(name, default)`` → the default;
+* names through the assignments of their function and module (the last one before the use), and
+  through function parameters: the command line for ``fire.Fire(f)`` / ``typer.run(f)`` entry points,
+  the arguments of the function's only call site, else the parameter's default;
+* ``args.x`` of an argparse namespace: an assignment to ``args.x`` in the code before the use wins
+  (a default overridden later), else the parsed command line; an override it cannot evaluate makes
+  the value unknown rather than the stale default;
+* configuration objects: a ``yaml.safe_load`` / ``json.load`` / ``OmegaConf.load`` of a path (itself
+  followed back, e.g. to ``--hyp``), dict literals, and otherwise the merged settings (``cfg.SOLVER.LR``
+  → ``SOLVER.LR``, yacs ``merge_from_file`` / ``merge_from_list`` included) by the access path.
+
+Nothing is executed; work is bounded by the extraction budget and a recursion depth.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from schedmate.agents.advisor.extract.budget import charge_nodes
+from schedmate.agents.advisor.extract.config_sources import Value, flag_values, load_structured
+from schedmate.agents.advisor.extract.workspace import Workspace
+
+__all__ = ["Use", "find_uses"]
+
+_MAX_DEPTH: Final = 24
+_UNKNOWN: Final = object()
+_BIN: Final[dict[type, Callable[[Any, Any], Any]]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+}  # fmt: skip
+_OPTIMIZERS: Final = frozenset(
+    {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "LAMB", "Lamb", "Lion",
+     "AdamW8bit", "Adam8bit", "PagedAdamW", "PagedAdamW8bit", "FusedAdam", "FusedLAMB", "DeepSpeedCPUAdam",
+     "Adafactor", "LARS", "SophiaG", "ASGD", "Rprop", "SparseAdam"}
+)  # fmt: skip
+_HF_ARGS: Final = frozenset(
+    {"TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "ORPOConfig", "KTOConfig",
+     "RewardConfig", "PPOConfig", "GRPOConfig", "CPOConfig"}
+)  # fmt: skip
+# field ← (keyword names, positional index) per consumer
+_HF_KW: Final = {
+    "batch": ("per_device_train_batch_size",), "lr": ("learning_rate",), "epochs": ("num_train_epochs",),
+    "max_steps": ("max_steps",), "grad_accum": ("gradient_accumulation_steps",), "fp16": ("fp16",),
+    "bf16": ("bf16",), "deepspeed": ("deepspeed",),
+}  # fmt: skip
+_PL_KW: Final = {
+    "epochs": ("max_epochs",), "max_steps": ("max_steps",), "precision": ("precision",), "devices": ("devices", "gpus"),
+    "grad_accum": ("accumulate_grad_batches",),
+}  # fmt: skip
+_FIT_KW: Final = {"batch": ("batch_size",), "epochs": ("epochs",)}
+_SKIP_PRETRAINED: Final = ("Tokenizer", "Processor", "Config", "FeatureExtractor", "ImageProcessor")
+_LOADERS: Final = frozenset({"safe_load", "load", "full_load", "unsafe_load", "loads", "from_file", "load_config"})
+
+
+@dataclass(frozen=True)
+class Use:
+    """A value a consumer API receives, and where (file, line, the call that consumes it)."""
+
+    value: Any
+    file: str
+    line: int
+    how: str
+
+
+@dataclass
+class _Scope:
+    """A function (or the module): its assignments in order and its parameters' bindings."""
+
+    node: ast.AST
+    assigns: dict[str, list[tuple[int, ast.expr]]] = field(default_factory=dict)
+    attr_assigns: dict[str, list[tuple[int, ast.expr]]] = field(default_factory=dict)  # "args.lr" → [(line, rhs)]
+    params: dict[str, Any] = field(default_factory=dict)  # name → value (or _UNKNOWN)
+    branches: dict[tuple[str, int], tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    parent: _Scope | None = None
+
+
+def _callee(node: ast.Call) -> str:
+    f = node.func
+    return f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else ""
+    return ""
+
+
+class _Resolver:
+    def __init__(self, ws: Workspace, tree: ast.Module, file: str, argv: list[str], settings: dict[str, Value]) -> None:
+        self.ws, self.file, self.settings = ws, file, settings
+        self.cli = {k: v.value for k, v in flag_values(argv).items()}
+        self.module = _Scope(tree)
+        self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self.scopes: dict[ast.AST, _Scope] = {}
+        self.calls: dict[str, list[tuple[ast.Call, ast.AST]]] = {}  # function name → call sites (call, scope node)
+        self.entry_points: set[str] = set()
+        self.namespaces: set[str] = {"args", "opt", "opts", "hparams", "FLAGS", "flags", "hps"}
+        self.unknown_overrides: set[str] = set()  # "args.batch_size" reassigned by code we cannot evaluate
+        self._index(tree, self.module)
+
+    # --- indexing --------------------------------------------------------------------------------
+    def _index(self, node: ast.AST, scope: _Scope) -> None:
+        self.scopes[node] = scope
+        for child in ast.iter_child_nodes(node):
+            charge_nodes()
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                self.functions.setdefault(child.name, child)
+                self._index(child, _Scope(child, parent=scope))
+                continue
+            if isinstance(child, ast.ClassDef):
+                continue  # model code: the parameter counter's business
+            if isinstance(child, ast.Assign | ast.AnnAssign | ast.AugAssign):
+                self._assignment(child, scope)
+            elif isinstance(child, ast.Call):
+                self._call(child, scope)
+            self._walk(child, scope)
+
+    def _walk(self, node: ast.AST, scope: _Scope, branch: tuple[tuple[int, int], ...] = ()) -> None:
+        """Statements nested in blocks belong to the same scope; ``branch`` says which arms of which ``if``."""
+        if isinstance(node, ast.If):
+            self._walk(node.test, scope, branch)
+            for arm, body in enumerate((node.body, node.orelse)):
+                for stmt in body:
+                    self._visit(stmt, scope, (*branch, (id(node), arm)))
+            return
+        for child in ast.iter_child_nodes(node):
+            self._visit(child, scope, branch)
+
+    def _visit(self, child: ast.AST, scope: _Scope, branch: tuple[tuple[int, int], ...]) -> None:
+        charge_nodes()
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+            self.functions.setdefault(child.name, child)
+            self._index(child, _Scope(child, parent=scope))
+            return
+        if isinstance(child, ast.ClassDef):
+            return
+        if isinstance(child, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            self._assignment(child, scope, branch)
+        elif isinstance(child, ast.Call):
+            self._call(child, scope)
+        self._walk(child, scope, branch)
+
+    def _assignment(
+        self, node: ast.Assign | ast.AnnAssign | ast.AugAssign, scope: _Scope, branch: tuple[tuple[int, int], ...] = ()
+    ) -> None:
+        if node.value is None:
+            return
+        value: ast.expr = node.value
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if isinstance(node, ast.AugAssign):
+            value = ast.BinOp(left=_load(node.target), op=node.op, right=node.value)
+            ast.copy_location(value, node)
+        pairs: list[tuple[ast.expr, ast.expr]] = []
+        for t in targets:
+            if (
+                isinstance(t, ast.Tuple | ast.List)
+                and isinstance(value, ast.Tuple | ast.List)
+                and len(t.elts) == len(value.elts)
+            ):  # "epochs, batch_size = opt.epochs, opt.batch_size"
+                pairs += list(zip(t.elts, value.elts, strict=True))
+            else:
+                pairs.append((t, value))
+        for t, value in pairs:
+            if isinstance(t, ast.Name):
+                scope.assigns.setdefault(t.id, []).append((node.lineno, value))
+                scope.branches[(t.id, node.lineno)] = branch
+                if isinstance(value, ast.Call) and _callee(value) in ("parse_args", "parse_known_args", "get_args"):
+                    self.namespaces.add(t.id)
+            elif isinstance(t, ast.Tuple) and isinstance(value, ast.Call) and _callee(value) == "parse_known_args":
+                if t.elts and isinstance(t.elts[0], ast.Name):
+                    self.namespaces.add(t.elts[0].id)
+            elif isinstance(t, ast.Attribute) and (key := _dotted(t)):
+                scope.attr_assigns.setdefault(key, []).append((node.lineno, value))
+
+    def _call(self, node: ast.Call, scope: _Scope) -> None:
+        name = _callee(node)
+        self.calls.setdefault(name, []).append((node, scope.node))
+        if name in ("Fire", "run") and _dotted(node.func) in ("fire.Fire", "Fire", "typer.run") and node.args:
+            target = node.args[0]
+            if isinstance(target, ast.Name):
+                self.entry_points.add(target.id)
+
+    # --- evaluation ------------------------------------------------------------------------------
+    def value(self, node: ast.expr | None, scope: _Scope, line: int, depth: int = 0) -> Any:
+        """The value of ``node`` as seen at ``line`` of ``scope`` (``_UNKNOWN`` when it cannot be told)."""
+        charge_nodes()
+        if node is None or depth > _MAX_DEPTH:
+            return _UNKNOWN
+        d = depth + 1
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self._name(node.id, scope, line, d)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            v = self.value(node.operand, scope, line, d)
+            return -v if isinstance(v, int | float) and not isinstance(v, bool) else _UNKNOWN
+        if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
+            a, b = self.value(node.left, scope, line, d), self.value(node.right, scope, line, d)
+            if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
+                try:
+                    return _BIN[type(node.op)](a, b)
+                except (ArithmeticError, ValueError):
+                    return _UNKNOWN
+            return _UNKNOWN
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node, scope, line, d)
+        if isinstance(node, ast.Subscript):
+            base = self.value(node.value, scope, line, d)
+            key = self.value(node.slice, scope, line, d)
+            if isinstance(base, dict) and isinstance(key, str | int):
+                return base.get(key, _UNKNOWN)
+            path = _access_path(node)
+            return self._setting(path) if path else _UNKNOWN
+        if isinstance(node, ast.Call):
+            return self._call_value(node, scope, line, d)
+        if isinstance(node, ast.Dict):
+            out = {}
+            for k, v in zip(node.keys, node.values, strict=False):
+                kk = self.value(k, scope, line, d) if k is not None else _UNKNOWN
+                if isinstance(kk, str):
+                    out[kk] = self.value(v, scope, line, d)
+            return out
+        if isinstance(node, ast.JoinedStr | ast.List | ast.Tuple | ast.IfExp):
+            return _UNKNOWN
+        return _UNKNOWN
+
+    def _name(self, name: str, scope: _Scope, line: int, depth: int) -> Any:
+        s: _Scope | None = scope
+        while s is not None:
+            if s is self.module and (ov := self.settings.get(name)) is not None and ov.source != self.file:
+                return ov.value  # a module global a config file or the command line overrides (configurator exec)
+            hits = [(ln, rhs) for ln, rhs in s.assigns.get(name, []) if s is not scope or ln < line]
+            if hits:
+                ln, rhs = hits[-1]
+                v = self.value(rhs, s, ln, depth)
+                for other_ln, other_rhs in hits[:-1]:  # another arm of the same `if` assigns it too: which ran?
+                    if _other_arm(s.branches.get((name, ln), ()), s.branches.get((name, other_ln), ())) and (
+                        self.value(other_rhs, s, other_ln, depth) != v
+                    ):
+                        return _UNKNOWN
+                return v
+            if isinstance(s.node, ast.FunctionDef | ast.AsyncFunctionDef):
+                bound = self._param(s.node, name, depth)
+                if bound is not None:
+                    return bound
+            s = s.parent
+        return _UNKNOWN
+
+    def _param(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str, depth: int) -> Any | None:
+        a = fn.args
+        positional = [*a.posonlyargs, *a.args]
+        names = [p.arg for p in positional] + [p.arg for p in a.kwonlyargs]
+        if name not in names:
+            return None
+        if name in self.namespaces:
+            return _Namespace(name)
+        if fn.name in self.entry_points and name in self.cli:
+            return self.cli[name]
+        sites = [c for c in self.calls.get(fn.name, []) if isinstance(c[0].func, ast.Name)]
+        if sites:  # every direct call site passes it, and they agree
+            seen = [self._argument(call, caller, name, positional, depth) for call, caller in sites[:8]]
+            if all(v is not None and v is not _UNKNOWN for v in seen) and all(v == seen[0] for v in seen):
+                return seen[0]
+            if any(v is not None for v in seen):
+                return _UNKNOWN
+        defaults = dict(zip([p.arg for p in positional][len(positional) - len(a.defaults) :], a.defaults, strict=False))
+        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=False) if d is not None})
+        if name in defaults:
+            return self.value(defaults[name], self.module, defaults[name].lineno, depth)
+        return _UNKNOWN
+
+    def _argument(
+        self, call: ast.Call, caller: ast.AST, name: str, positional: list[ast.arg], depth: int
+    ) -> Any | None:
+        """What ``call`` passes for parameter ``name`` (None: it passes nothing for it)."""
+        cs = self.scopes.get(caller, self.module)
+        for kw in call.keywords:
+            if kw.arg == name:
+                return self.value(kw.value, cs, call.lineno, depth)
+        names = [p.arg for p in positional]
+        if name in names:
+            idx = names.index(name)
+            if idx < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: idx + 1]):
+                return self.value(call.args[idx], cs, call.lineno, depth)
+        return None
+
+    def _attribute(self, node: ast.Attribute, scope: _Scope, line: int, depth: int) -> Any:
+        key = _dotted(node)
+        root = key.split(".", 1)[0] if key else ""
+        if key:  # an assignment to this attribute before the use overrides whatever it held
+            s: _Scope | None = scope
+            while s is not None:
+                hits = [(ln, rhs) for ln, rhs in s.attr_assigns.get(key, []) if s is not scope or ln < line]
+                if hits:
+                    ln, rhs = hits[-1]
+                    v = self.value(rhs, s, ln, depth)
+                    if v is _UNKNOWN:
+                        self.unknown_overrides.add(key)
+                    return v
+                s = s.parent
+        base = self.value(node.value, scope, line, depth)
+        if isinstance(base, _Namespace) or (base is _UNKNOWN and root in self.namespaces):
+            found = self.settings.get(node.attr)
+            if found is not None:
+                return found.value
+            return self.cli.get(node.attr, _UNKNOWN)
+        if isinstance(base, dict):
+            return base.get(node.attr, _UNKNOWN)
+        path = _access_path(node)
+        return self._setting(path) if path else _UNKNOWN
+
+    def _setting(self, path: str) -> Any:
+        """A merged setting by an access path: ``cfg.SOLVER.BASE_LR`` → ``SOLVER.BASE_LR`` (or a suffix)."""
+        parts = path.split(".")
+        for i in range(1, len(parts)):
+            hit = self.settings.get(".".join(parts[i:]))
+            if hit is not None:
+                return hit.value
+        return _UNKNOWN
+
+    def _call_value(self, node: ast.Call, scope: _Scope, line: int, depth: int) -> Any:
+        name, dotted = _callee(node), _dotted(node.func)
+        args = node.args
+        if name in ("int", "float", "round") and len(args) == 1:
+            v = self.value(args[0], scope, line, depth)
+            if isinstance(v, int | float | str) and not isinstance(v, bool):
+                try:
+                    return {"int": int, "float": float, "round": round}[name](v)  # type: ignore[operator]
+                except (ValueError, TypeError, OverflowError):
+                    return _UNKNOWN
+            return _UNKNOWN
+        if name in ("get", "getenv") and (dotted.startswith(("os.environ", "os.getenv", "environ"))):
+            return self.value(args[1], scope, line, depth) if len(args) > 1 else _UNKNOWN
+        if name == "get" and isinstance(node.func, ast.Attribute) and args:
+            base = self.value(node.func.value, scope, line, depth)
+            key = self.value(args[0], scope, line, depth)
+            if isinstance(base, dict) and isinstance(key, str):
+                if key in base:
+                    return base[key]
+                return self.value(args[1], scope, line, depth) if len(args) > 1 else _UNKNOWN
+        if name in _LOADERS and dotted.split(".")[0] in ("yaml", "json", "OmegaConf", "toml", "tomllib", "omegaconf"):
+            return self._load_file(args[0] if args else None, scope, line, depth)
+        if name in {"parse_args", "parse_known_args"}:
+            return _Namespace("args")
+        return _UNKNOWN
+
+    def _load_file(self, arg: ast.expr | None, scope: _Scope, line: int, depth: int) -> Any:
+        if isinstance(arg, ast.Call) and _callee(arg) == "open" and arg.args:
+            arg = arg.args[0]
+        if isinstance(arg, ast.withitem):
+            return _UNKNOWN
+        path = self.value(arg, scope, line, depth)
+        if isinstance(arg, ast.Name) and path is _UNKNOWN:  # `with open(p) as f: yaml.safe_load(f)`
+            path = self._with_target_path(arg.id, scope, line, depth)
+        if not isinstance(path, str) or not path:
+            return _UNKNOWN
+        text = self.ws.read_text_or_none(path)
+        if text is None:
+            return _UNKNOWN
+        flat = load_structured(text, path)
+        return _nest({k: v.value for k, v in flat.items()})
+
+    def _with_target_path(self, name: str, scope: _Scope, line: int, depth: int) -> Any:
+        for node in ast.walk(scope.node):
+            if isinstance(node, ast.With | ast.AsyncWith):
+                for item in node.items:
+                    if (
+                        isinstance(item.optional_vars, ast.Name) and item.optional_vars.id == name
+                        and isinstance(item.context_expr, ast.Call) and _callee(item.context_expr) == "open"
+                        and item.context_expr.args
+                    ):  # fmt: skip
+                        return self.value(item.context_expr.args[0], scope, line, depth)
+        return _UNKNOWN
+
+
+def _other_arm(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -> bool:
+    """Whether two assignments sit in different arms of one ``if``."""
+    arms = dict(b)
+    return any(node in arms and arms[node] != arm for node, arm in a)
+
+
+@dataclass(frozen=True)
+class _Namespace:
+    name: str
+
+
+def _load(target: ast.expr) -> ast.expr:
+    if isinstance(target, ast.Name):
+        return ast.Name(id=target.id, ctx=ast.Load())
+    if isinstance(target, ast.Attribute):
+        return ast.Attribute(value=target.value, attr=target.attr, ctx=ast.Load())
+    return target
+
+
+def _access_path(node: ast.expr) -> str:
+    """``cfg.TRAIN["lr"]`` → ``cfg.TRAIN.lr`` (literal keys only)."""
+    parts: list[str] = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            parts.append(str(node.slice.value))
+            node = node.value
+        elif isinstance(node, ast.Name):
+            parts.append(node.id)
+            break
+        else:
+            return ""
+    return ".".join(reversed(parts))
+
+
+def _nest(flat: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, v in flat.items():
+        cur = out
+        parts = key.split(".")
+        for p in parts[:-1]:
+            nxt = cur.setdefault(p, {})
+            if not isinstance(nxt, dict):
+                break
+            cur = nxt
+        else:
+            cur[parts[-1]] = v
+    return out
+
+
+def _args_of(call: ast.Call, kws: tuple[str, ...], pos: int | None = None) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg in kws:
+            return kw.value
+    if pos is not None and pos < len(call.args) and not isinstance(call.args[pos], ast.Starred):
+        return call.args[pos]
+    return None
+
+
+def _kwargs_any(call: ast.Call, names: tuple[str, ...]) -> bool:
+    return any(kw.arg in names for kw in call.keywords)
+
+
+def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
+    """(field, argument expression, how) for every hyper-parameter ``call`` consumes."""
+    name, dotted = _callee(call), _dotted(call.func)
+    if name.endswith("DataLoader"):
+        if (a := _args_of(call, ("batch_size",), 1)) is not None:
+            yield "batch", a, f"{name}(batch_size=)"
+    elif name in _OPTIMIZERS:
+        if (a := _args_of(call, ("lr", "learning_rate"), 1)) is not None:
+            yield "lr", a, f"{name}(lr=)"
+    elif name in _HF_ARGS:
+        for fieldname, kws in _HF_KW.items():
+            if (a := _args_of(call, kws)) is not None:
+                yield fieldname, a, f"{name}({kws[0]}=)"
+    elif name == "Trainer" and any(
+        kw.arg in ("max_epochs", "max_steps", "precision", "devices") for kw in call.keywords
+    ):
+        for fieldname, kws in _PL_KW.items():
+            if (a := _args_of(call, kws)) is not None:
+                yield fieldname, a, f"Trainer({kws[0]}=)"
+    elif name == "fit" and any(kw.arg in ("epochs", "batch_size") for kw in call.keywords):
+        for fieldname, kws in _FIT_KW.items():
+            if (a := _args_of(call, kws)) is not None:
+                yield fieldname, a, f"fit({kws[0]}=)"
+    elif name == "from_pretrained" and not any(s in dotted for s in _SKIP_PRETRAINED):
+        if (a := _args_of(call, ("pretrained_model_name_or_path",), 0)) is not None:
+            yield "model", a, f"{dotted or name}()"
+    elif name == "create_model" and (a := _args_of(call, ("model_name",), 0)) is not None:
+        yield "model", a, "create_model()"
+    elif name == "load_dataset" and (a := _args_of(call, ("path",), 0)) is not None:
+        yield "dataset", a, "load_dataset()"
+    elif name == "autocast" and (a := _args_of(call, ("dtype",))) is not None:
+        yield "amp_dtype", a, "autocast(dtype=)"
+    elif name == "initialize" and dotted.endswith("deepspeed.initialize"):
+        if (a := _args_of(call, ("config", "config_params"))) is not None:
+            yield "deepspeed", a, "deepspeed.initialize(config=)"
+    elif isinstance(call.func, ast.Subscript) and _dotted(call.func.value).endswith("models.__dict__"):
+        yield "model", call.func.slice, "models.__dict__[...]()"
+    elif name == "getattr" and len(call.args) >= 2 and _dotted(call.args[0]).endswith("models"):
+        yield "model", call.args[1], "getattr(models, ...)"
+
+
+def _loader_rank(call: ast.Call) -> int:
+    """How surely a data loader call is the training loader: shuffled or built on "train" data (2), built on
+    validation/test data (0), else 1. (The code's own words for its datasets, not a name convention.)"""
+    src = ast.unparse(call.args[0]).lower() if call.args else ""
+    shuffle = _args_of(call, ("shuffle",))
+    if any(w in src for w in ("val", "test", "eval")) or (isinstance(shuffle, ast.Constant) and shuffle.value is False):
+        return 0
+    if "train" in src or (isinstance(shuffle, ast.Constant) and shuffle.value is True) or "train" in ast.unparse(call):
+        return 2
+    return 1
+
+
+def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) -> list[tuple[str, ast.expr, str]]:
+    """Consumers inside a workspace helper the entry script calls (``smart_optimizer(model, name, lr)``), one
+    level deep: a consumer argument that is one of the helper's parameters maps to the caller's argument."""
+    name = _callee(call)
+    if not name or name in r.functions or not isinstance(call.func, ast.Name | ast.Attribute):
+        return []
+    fn = _imported_function(ws, r, name, file)
+    if fn is None:
+        return []
+    params = [p.arg for p in [*fn.args.posonlyargs, *fn.args.args]]
+    out: list[tuple[str, ast.expr, str]] = []
+    for node in ast.walk(fn):
+        charge_nodes()
+        if not isinstance(node, ast.Call):
+            continue
+        for fieldname, arg, how in _consumers(node):
+            if isinstance(arg, ast.Name) and arg.id in params:
+                mapped = _args_of(call, (arg.id,), params.index(arg.id))
+                if mapped is not None:
+                    out.append((fieldname, mapped, f"{name}() → {how}"))
+    return out
+
+
+def _imported_function(ws: Workspace, r: _Resolver, name: str, file: str) -> ast.FunctionDef | None:
+    """The definition of ``name`` imported into the entry script from a workspace module."""
+    for node in ast.walk(r.module.node):
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
+            real = next(a.name for a in node.names if (a.asname or a.name) == name)
+            path = ws.module_file(node.module or "", node.level, file)
+            text = ws.read_text_or_none(path) if path else None
+            if not text:
+                return None
+            try:
+                mod = ast.parse(text)
+            except (SyntaxError, ValueError):
+                return None
+            for d in mod.body:
+                if isinstance(d, ast.FunctionDef) and d.name == real:
+                    return d
+            return None
+    return None
+
+
+def _epoch_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
+    """``for epoch in range(…, N)``: the loop the code itself names the epoch loop."""
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.For) and isinstance(node.target, ast.Name) and "epoch" in node.target.id.lower()
+            and isinstance(node.iter, ast.Call) and _callee(node.iter) == "range" and node.iter.args
+        ):  # fmt: skip
+            yield node.iter, node.lineno
+
+
+def find_uses(ws: Workspace, code: str, file: str, argv: list[str], settings: dict[str, Value]) -> dict[str, Use]:
+    """Every hyper-parameter a consumer API in ``code`` receives whose value can be told, by field.
+
+    Fields: ``batch`` (per process), ``lr``, ``epochs``, ``max_steps``, ``grad_accum``, ``model``,
+    ``dataset``, ``fp16``, ``bf16``, ``precision``, ``amp_dtype``, ``devices``, ``deepspeed``.
+    The latest use in the file wins (training comes after setup).
+    """
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return {}
+    r = _Resolver(ws, tree, file, argv, settings)
+    out: dict[str, Use] = {}
+    ranks: dict[str, int] = {}
+    for node in ast.walk(tree):
+        charge_nodes()
+        if not isinstance(node, ast.Call):
+            continue
+        scope = _scope_of(r, tree, node)
+        for fieldname, arg, how in [*_consumers(node), *_helper_consumers(ws, r, node, file)]:
+            v = r.value(arg, scope, node.lineno)
+            if v is _UNKNOWN and any(
+                _dotted(n) in r.unknown_overrides for n in ast.walk(arg) if isinstance(n, ast.Attribute)
+            ):
+                v = None  # the code reassigns it in a way we cannot follow: unknown, not the stale default
+            elif v is _UNKNOWN or v is None or isinstance(v, dict | _Namespace):
+                continue
+            rank = _loader_rank(node) if fieldname == "batch" else 1
+            prev = out.get(fieldname)
+            if prev is None or (rank, node.lineno) >= (ranks.get(fieldname, 1), prev.line):
+                out[fieldname] = Use(v, file, node.lineno, how)
+                ranks[fieldname] = rank
+    for rng, line in _epoch_loops(tree):  # range(stop) or range(start, stop): stop - start epochs
+        scope = _scope_at(r, tree, line)
+        bounds = [r.value(a, scope, line) for a in rng.args[:2]]
+        if len(bounds) == 1:
+            bounds.insert(0, 0)
+        if all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) and "epochs" not in out:
+            out["epochs"] = Use(bounds[1] - bounds[0], file, line, "for epoch in range()")
+    return out
+
+
+def _scope_of(r: _Resolver, tree: ast.Module, node: ast.AST) -> _Scope:
+    return _scope_at(r, tree, getattr(node, "lineno", 0))
+
+
+def _scope_at(r: _Resolver, tree: ast.Module, line: int) -> _Scope:
+    """The innermost function scope around ``line``."""
+    best: _Scope = r.module
+    for fn_node, scope in r.scopes.items():
+        if isinstance(fn_node, ast.FunctionDef | ast.AsyncFunctionDef):
+            end = getattr(fn_node, "end_lineno", fn_node.lineno) or fn_node.lineno
+            if fn_node.lineno <= line <= end and (
+                not isinstance(best.node, ast.FunctionDef | ast.AsyncFunctionDef) or fn_node.lineno >= best.node.lineno
+            ):
+                best = scope
+    return best

@@ -1,0 +1,161 @@
+"""Hyper-parameters by the API that consumes them, each followed back to its source (nothing executed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from schedmate.agents.advisor.extract.metadata import extract_metadata
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    """Write a small repository under ``root``."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+FIRE = """
+import fire, torch
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+from datasets import load_dataset
+
+def train(base_model: str = "", data_path: str = "org/some-data", micro: int = 4, total: int = 64,
+          num_epochs: int = 3, learning_rate: float = 3e-4):
+    accum = total // micro
+    model = AutoModelForCausalLM.from_pretrained(base_model)
+    data = load_dataset(data_path)
+    args = TrainingArguments(per_device_train_batch_size=micro, gradient_accumulation_steps=accum,
+                             num_train_epochs=num_epochs, learning_rate=learning_rate, bf16=True, output_dir="o")
+    Trainer(model=model, args=args, train_dataset=data["train"]).train()
+
+if __name__ == "__main__":
+    fire.Fire(train)
+"""
+
+
+def test_fire_defaults_and_command_line_reach_the_consumers(tmp_path: Path) -> None:
+    """fire.Fire(train): parameters are the command line's flags, else their defaults; the model comes from
+    the parameter from_pretrained receives, whatever it is called."""
+    write(tmp_path, {"finetune.py": FIRE})
+    md = extract_metadata(tmp_path, "python finetune.py --base_model meta-llama/Llama-2-7b-hf --total 128")
+    assert md.model_name is not None and "Llama-2-7b" in md.model_name
+    assert md.params_millions == 6738.0  # from the known-models table
+    assert (md.batch_size_per_device, md.global_batch_size) == (4, 128)
+    assert (md.epochs, md.learning_rate, md.precision) == (3, 3e-4, "bf16")
+    assert md.dataset == "org/some-data"
+    assert md.provenance["learning_rate"].path == "use"
+    assert md.framework[0] == "HF Trainer"
+
+
+ARGPARSE = """
+import argparse, torch, yaml
+from torch.utils.data import DataLoader
+import torchvision.models as models
+p = argparse.ArgumentParser()
+p.add_argument('-a', '--arch', default='resnet18')
+p.add_argument('-b', '--batch-size', type=int, default=256)
+p.add_argument('--epochs', type=int, default=90)
+p.add_argument('--hyp', type=str, default='hyp.yaml')
+p.add_argument('--start-epoch', type=int, default=0)
+args = p.parse_args()
+
+def main():
+    with open(args.hyp) as f:
+        hyp = yaml.safe_load(f)
+    model = models.__dict__[args.arch]()
+    if args.fast:
+        args.batch_size = args.batch_size * 2
+    opt = torch.optim.SGD(model.parameters(), hyp['lr0'], momentum=0.9)
+    loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True)
+    val_loader = DataLoader(val_set, batch_size=1000, shuffle=False)
+    for epoch in range(args.start_epoch, args.epochs):
+        pass
+
+main()
+"""
+
+
+def test_argparse_overrides_hyp_files_and_registries(tmp_path: Path) -> None:
+    """A default overridden later in code wins; a hyper-parameter YAML chosen by a flag is read; a model
+    registry indexed by a flag names the model; the training loader (not the validation one) gives the batch."""
+    write(tmp_path, {"train.py": ARGPARSE, "hyps/fast.yaml": "lr0: 0.02\nmomentum: 0.9\n", "hyp.yaml": "lr0: 0.5\n"})
+    md = extract_metadata(
+        tmp_path, "python train.py -a resnet50 --hyp hyps/fast.yaml -b 64 --epochs 30 --start-epoch 10"
+    )
+    assert md.learning_rate == 0.02 and md.provenance["learning_rate"].path == "use"
+    assert md.batch_size_per_device == 128  # args.batch_size * 2 before the DataLoader
+    assert md.epochs == 20  # range(start, stop)
+    assert md.model_name == "resnet50" and md.params_millions == 25.6 and md.model_type == "cnn"
+
+
+UNKNOWABLE = """
+import argparse, torch
+from torch.utils.data import DataLoader
+p = argparse.ArgumentParser()
+p.add_argument('--batch-size', type=int, default=256)
+args = p.parse_args()
+ngpus = torch.cuda.device_count()
+args.batch_size = int(args.batch_size / ngpus)
+loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True)
+"""
+
+
+def test_an_override_that_cannot_be_followed_makes_the_value_unknown(tmp_path: Path) -> None:
+    """When the code reassigns the value through something unknowable (the GPU count), the stale default is
+    not reported."""
+    write(tmp_path, {"main.py": UNKNOWABLE})
+    assert extract_metadata(tmp_path, "python main.py").batch_size_per_device is None
+
+
+BRANCHES = """
+import torch
+if torch.cuda.is_available():
+    lr = 0.1
+else:
+    lr = 0.01
+opt = torch.optim.Adam(params, lr=lr)
+"""
+
+
+def test_assignments_in_two_arms_of_an_if_are_not_guessed(tmp_path: Path) -> None:
+    """Two arms that assign different values: the use site cannot tell which ran, so it says nothing."""
+    write(tmp_path, {"train.py": BRANCHES})
+    md = extract_metadata(tmp_path, "python train.py")
+    assert md.provenance.get("learning_rate") is None or md.provenance["learning_rate"].path != "use"
+
+
+HELPER = """
+from utils.opt import make_optimizer
+lr0, epochs = 0.003, 12
+optimizer = make_optimizer(model, lr0)
+"""
+HELPER_MOD = """
+import torch
+def make_optimizer(model, lr):
+    return torch.optim.AdamW(model.parameters(), lr=lr)
+"""
+
+
+def test_a_workspace_helper_that_builds_the_optimizer_is_followed(tmp_path: Path) -> None:
+    """One level into a local helper: the helper's parameter maps to the caller's argument; tuple assignment."""
+    write(tmp_path, {"train.py": HELPER, "utils/opt.py": HELPER_MOD, "utils/__init__.py": ""})
+    md = extract_metadata(tmp_path, "python train.py")
+    assert md.learning_rate == 0.003 and md.provenance["learning_rate"].path == "use"
+
+
+YACS = """
+from config import get_cfg
+import torch
+cfg = get_cfg()
+cfg.merge_from_file(args.config_file)
+opt = torch.optim.SGD(model.parameters(), lr=cfg.SOLVER.BASE_LR)
+"""
+
+
+def test_config_objects_are_read_by_their_access_path(tmp_path: Path) -> None:
+    """``cfg.SOLVER.BASE_LR`` is looked up as the merged setting ``SOLVER.BASE_LR`` (here from the config file
+    and a dotted override on the command line)."""
+    write(tmp_path, {"train.py": YACS, "cfg.yaml": "SOLVER:\n  BASE_LR: 0.04\n  IMS_PER_BATCH: 16\n"})
+    md = extract_metadata(tmp_path, "python train.py --config cfg.yaml SOLVER.BASE_LR=0.08")
+    assert md.learning_rate == 0.08
