@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -164,8 +165,16 @@ class Advisor:
         self.versions.store(workdir, command, sub.git_commit or "", reads, fresh)
         return fresh, path, refreshed, cut
 
-    def advise(self, sub: JobSubmitted, record: bool = True) -> Advice:
-        """Metadata and an estimate for ``sub``; with ``record``, the submission joins the history."""
+    def advise(
+        self,
+        sub: JobSubmitted,
+        record: bool = True,
+        refine: Callable[[WorkloadMetadata], WorkloadMetadata] | None = None,
+    ) -> Advice:
+        """Metadata and an estimate for ``sub``; with ``record``, the submission joins the history.
+
+        ``refine`` (the ReAct agent, when an LLM is configured) may fill fields the static pass left open
+        before the estimate is made."""
         t0 = time.perf_counter()
         command = command_text(redact_args(sub.command))  # history and cache keys never hold a secret
         prior = self._admission(sub, command)
@@ -180,6 +189,10 @@ class Advisor:
         else:
             meta, path, refreshed, error = self._metadata(sub, command)
             resub = None
+            if refine is not None and path != "unavailable":
+                refined = refine(meta)
+                if refined != meta:
+                    meta, path = refined, f"{path}+react"
         text = metadata_text(meta)
         known = bool(meta.model_name or meta.model_type or meta.dataset)  # else similarity would be meaningless
         if vector is None and path != "unavailable" and known:

@@ -122,7 +122,9 @@ class LLMClient:
             }
         return {"type": "json_object", "schema": schema}
 
-    async def structured(self, system: str, user: str, schema_model: type[T], max_tokens: int = 256) -> T | None:
+    async def structured(
+        self, system: str, user: str, schema_model: type[T], max_tokens: int = 256, temperature: float = 0.0
+    ) -> T | None:
         """Ask for an answer following ``schema_model``; ``None`` if none could be had (the caller falls back)."""
         self.stats.calls += 1
         if not self.breaker.allow():
@@ -133,7 +135,7 @@ class LLMClient:
             "messages": [{"role": "system", "content": redact(system)}, {"role": "user", "content": redact(user)}],
             "response_format": self._response_format(schema_model),
             "max_tokens": max_tokens,
-            "temperature": 0.0,
+            "temperature": temperature,
         }
         t0 = time.monotonic()
         try:

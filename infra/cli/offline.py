@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -11,8 +13,36 @@ import typer
 from schedmate.infra.cli._common import JSON_OPTION, app, fail, print_fields, run_async, settings
 from schedmate.infra.exceptions import ConfigError
 from schedmate.schemas.exceptions import SchedMateError
+from schedmate.schemas.jobs_metadata import WorkloadMetadata
 
 __all__ = ["advise", "diagnose", "metrics"]
+
+
+def _react_refiner(
+    s: object, workdir: Path, command: str, reports: list[dict[str, object]]
+) -> Callable[[WorkloadMetadata], WorkloadMetadata] | None:
+    """The ReAct agent as the advisor's refine step, when an LLM is configured (its report lands in ``reports``)."""
+    from schedmate.agents.advisor.react import react_fill  # noqa: PLC0415
+    from schedmate.agents.ml.llm import client_from_settings  # noqa: PLC0415
+
+    if not getattr(s, "llm_endpoint", None):
+        return None
+
+    def refine(meta: WorkloadMetadata) -> WorkloadMetadata:
+        async def run() -> WorkloadMetadata:
+            client = client_from_settings(s)
+            if client is None:  # pragma: no cover - checked above
+                return meta
+            try:
+                refined, report = await react_fill(workdir, command, meta, client)
+            finally:
+                await client.close()
+            reports.append(report.as_dict())
+            return refined
+
+        return asyncio.run(run())
+
+    return refine
 
 
 @app.command()
@@ -67,6 +97,10 @@ def advise(
     cluster: Annotated[str, typer.Option(help="Cluster or virtual cluster.")] = "",
     job_id: Annotated[str | None, typer.Option(help="Job id (default: a fresh one).")] = None,
     record: Annotated[bool, typer.Option(help="Add the submission to the history (as a pending job).")] = False,
+    react: Annotated[
+        bool,
+        typer.Option(help="With an LLM configured, let the ReAct agent fill the fields the static pass left open."),
+    ] = True,
 ) -> None:
     """Metadata and a duration/GPU estimate for `-- CMD...` run from WORKDIR, as the advise agent computes them."""
     from schedmate.agents.advisor.advisor import Advisor  # noqa: PLC0415
@@ -81,10 +115,14 @@ def advise(
         sub = JobSubmitted(job_id=job_id or new_job_id("advise"), user=user or os.environ.get("USER", ""), name=name,
                            command=list(ctx.args), workdir=str(workdir), num_gpus=gpus, cluster=cluster)  # fmt: skip
         advisor.warm_up()  # model load and history views: process start-up, not advisor latency
+        reports: list[dict[str, object]] = []
+        refine = _react_refiner(s, workdir, " ".join(ctx.args), reports) if react else None
         try:
-            out = advisor.advise(sub, record=record).as_dict()
+            out = advisor.advise(sub, record=record, refine=refine).as_dict()
         finally:
             advisor.close()
+        if reports:
+            out["react"] = reports[0]
     except SchedMateError as exc:
         fail(exc)
     if as_json:
