@@ -45,11 +45,13 @@ def line_time(text: str) -> float | None:
             year = int(_first(m, "y", "y2") or 0)
             parts = [int(_first(m, a, b) or 0) for a, b in (("mo", "mo2"), ("d", "d2"), ("h", "h2"), ("mi", "mi2"),
                                                              ("s", "s2"))]  # fmt: skip
-            return datetime(year, *parts).timestamp() + _frac(_first(m, "f", "f2"))
+            mo, d, h, mi, sec = parts
+            return datetime(year, mo, d, h, mi, sec).timestamp() + _frac(_first(m, "f", "f2"))
         if (m := _SHORT.search(head)) is not None:
             parts = [int(_first(m, a, b) or 0) for a, b in (("mo", "mo2"), ("d", "d2"), ("h", "h2"), ("mi", "mi2"),
                                                              ("s", "s2"))]  # fmt: skip
-            return datetime(2000, *parts).timestamp() + _frac(_first(m, "f", "f2"))
+            mo, d, h, mi, sec = parts
+            return datetime(2000, mo, d, h, mi, sec).timestamp() + _frac(_first(m, "f", "f2"))
     except ValueError:  # "13/45 99:00:00" is no date
         return None
     if (m := _CLOCK.match(head)) is not None:

@@ -49,16 +49,16 @@ _HF_ARGS: Final = frozenset(
      "RewardConfig", "PPOConfig", "GRPOConfig", "CPOConfig"}
 )  # fmt: skip
 # field ← (keyword names, positional index) per consumer
-_HF_KW: Final = {
+_HF_KW: Final[dict[str, tuple[str, ...]]] = {
     "batch": ("per_device_train_batch_size",), "lr": ("learning_rate",), "epochs": ("num_train_epochs",),
     "max_steps": ("max_steps",), "grad_accum": ("gradient_accumulation_steps",), "fp16": ("fp16",),
     "bf16": ("bf16",), "deepspeed": ("deepspeed",),
 }  # fmt: skip
-_PL_KW: Final = {
+_PL_KW: Final[dict[str, tuple[str, ...]]] = {
     "epochs": ("max_epochs",), "max_steps": ("max_steps",), "precision": ("precision",), "devices": ("devices", "gpus"),
     "grad_accum": ("accumulate_grad_batches",),
 }  # fmt: skip
-_FIT_KW: Final = {"batch": ("batch_size",), "epochs": ("epochs",)}
+_FIT_KW: Final[dict[str, tuple[str, ...]]] = {"batch": ("batch_size",), "epochs": ("epochs",)}
 _SKIP_PRETRAINED: Final = ("Tokenizer", "Processor", "Config", "FeatureExtractor", "ImageProcessor")
 _LOADERS: Final = frozenset({"safe_load", "load", "full_load", "unsafe_load", "loads", "from_file", "load_config"})
 
