@@ -159,3 +159,89 @@ def test_config_objects_are_read_by_their_access_path(tmp_path: Path) -> None:
     write(tmp_path, {"train.py": YACS, "cfg.yaml": "SOLVER:\n  BASE_LR: 0.04\n  IMS_PER_BATCH: 16\n"})
     md = extract_metadata(tmp_path, "python train.py --config cfg.yaml SOLVER.BASE_LR=0.08")
     assert md.learning_rate == 0.08
+
+
+YACS_DEFAULTS = """
+from yacs.config import CfgNode as CN
+_C = CN()
+_C.SOLVER = CN()
+_C.SOLVER.BASE_LR = 0.001
+_C.SOLVER.IMS_PER_BATCH = 16
+_C.SOLVER.MAX_ITER = 40000
+def get_cfg():
+    return _C.clone()
+"""
+YACS_TRAIN = """
+from config.defaults import get_cfg
+cfg = get_cfg()
+cfg.merge_from_file(args.config_file)
+cfg.merge_from_list(args.opts)
+"""
+
+
+def test_yacs_defaults_bases_and_opts_pairs_merge_in_order(tmp_path: Path) -> None:
+    """Config-tree defaults of an imported module < the YAML's _BASE_ < the YAML < ``KEY VALUE`` pairs; a total
+    batch is the global batch and per device what it leaves per rank; the launcher's own GPU flag counts."""
+    write(tmp_path, {
+        "config/__init__.py": "", "config/defaults.py": YACS_DEFAULTS, "train_net.py": YACS_TRAIN,
+        "configs/base.yaml": "SOLVER:\n  BASE_LR: 0.01\n  MAX_ITER: 1000\n",
+        "configs/run.yaml": "_BASE_: base.yaml\nSOLVER:\n  MAX_ITER: 90000\n",
+    })  # fmt: skip
+    md = extract_metadata(
+        tmp_path, "python train_net.py --config-file configs/run.yaml --num-gpus 8 SOLVER.BASE_LR 0.02"
+    )
+    assert (md.learning_rate, md.max_steps, md.num_gpus) == (0.02, 90000, 8)
+    assert (md.global_batch_size, md.batch_size_per_device) == (16, 2)
+
+
+SCALED = """
+import argparse, torch
+import torch.distributed as dist
+from engine import train_one_epoch
+import vits
+p = argparse.ArgumentParser()
+p.add_argument('--lr', type=float, default=5e-4)
+p.add_argument('--batch-size', type=int, default=64)
+p.add_argument('--arch', default='vit_small')
+p.add_argument('--epochs', type=int, default=100)
+args = p.parse_args()
+student = vits.__dict__[args.arch]()
+teacher = vits.__dict__['vit_base']()
+args.lr = args.lr * args.batch_size * dist.get_world_size() / 512.0
+opt = torch.optim.AdamW(student.parameters(), lr=args.lr)
+for epoch in range(args.start, args.start + args.epochs):
+    train_one_epoch(student, opt)
+"""
+ENGINE = """
+import torch
+def train_one_epoch(model, opt):
+    scaler = torch.cuda.amp.GradScaler()
+    with torch.cuda.amp.autocast():
+        pass
+"""
+
+
+def test_world_size_registries_autocast_in_helpers_and_resumable_ranges(tmp_path: Path) -> None:
+    """``get_world_size()`` is the launcher's process count (lr scaling); any ``X.__dict__[name]()`` registry
+    names the model and the first one built is the trained one; an unconditional autocast in an imported engine
+    means fp16; ``range(start, start + N)`` is N epochs."""
+    write(tmp_path, {"main.py": SCALED, "engine.py": ENGINE, "vits.py": "def vit_small(): pass\n"})
+    md = extract_metadata(tmp_path, "torchrun --nproc_per_node=4 main.py --batch-size 128")
+    assert md.learning_rate == 5e-4 * 128 * 4 / 512
+    assert md.model_name == "vit_small" and md.params_millions == 21.7
+    assert (md.precision, md.epochs) == ("fp16", 100)
+
+
+def test_names_datasets_and_eval_sections(tmp_path: Path) -> None:
+    """A hub id loses its "-hf" format suffix and gains "+ LoRA" when the code builds a LoRA adapter; a data file
+    is named by its file; an evaluation section's max_iters is not the training length."""
+    write(tmp_path, {
+        "train.py": "from peft import LoraConfig, get_peft_model\nfrom transformers import AutoModelForCausalLM\n"
+                    "m = AutoModelForCausalLM.from_pretrained(model_name_or_path)\nm = get_peft_model(m, LoraConfig())\n",
+        "cfg.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\ndata_path: data/my_instructions.jsonl\n"
+                    "train:\n  epochs: 4\neval:\n  max_iters: 100\n",
+    })  # fmt: skip
+    md = extract_metadata(tmp_path, "python train.py --config cfg.yaml")
+    assert md.model_name == "Llama-2-7b + LoRA"
+    assert md.dataset == "my_instructions.jsonl"
+    assert (md.epochs, md.max_steps) == (4, None)

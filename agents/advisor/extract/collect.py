@@ -8,6 +8,7 @@ For ``llamafactory-cli``: its YAML, then flags and overrides.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from typing import Final
@@ -15,8 +16,10 @@ from typing import Final
 from schedmate.agents.advisor.extract.config_sources import (
     Value,
     argparse_specs,
+    config_tree_assignments,
     flag_values,
     load_structured,
+    load_with_bases,
     parse_overrides,
     python_assignments,
     resolve_argparse,
@@ -28,6 +31,8 @@ from schedmate.agents.advisor.extract.workspace import Workspace
 
 __all__ = ["Extraction", "collect_settings"]
 
+# A leaf under an evaluation/test section ("eval.max_iters") is not the training setting of that name.
+_EVAL_SECTION: Final = re.compile(r"(?:^|\.)(?:eval|evaluation|val|valid|validation|test|testing|inference)\.", re.I)
 _CONFIG_FLAGS: Final = ("-c", "--config", "--config_file", "--config-file", "--cfg", "--config-path")
 _CONFIG_SUFFIXES: Final = (".py", ".yaml", ".yml", ".json", ".toml")
 
@@ -55,7 +60,11 @@ class Extraction:
             if k in self.values and self.values[k].value is not None:
                 return k, self.values[k]
         for k in keys:
-            hits = [(key, v) for key, v in self.values.items() if key.rsplit(".", 1)[-1] == k and v.value is not None]
+            hits = [
+                (key, v)
+                for key, v in self.values.items()
+                if key.rsplit(".", 1)[-1] == k and v.value is not None and not _EVAL_SECTION.search(key)
+            ]
             if hits:
                 return hits[-1]
         return None
@@ -76,6 +85,50 @@ def _config_files(args: list[str]) -> list[str]:
     return out
 
 
+def _read_config_files(ws: Workspace, ex: Extraction, args: list[str]) -> None:
+    """Config files the command names, merged in order (each over the bases it names)."""
+    for path in _config_files(args):
+        text = ws.read_text_or_none(path)
+        if text is None:
+            continue
+        ex.sources.append(path)
+        if path.endswith(".py"):
+            ex.values.update(python_assignments(text, path, arithmetic=True))
+            ex.values.update(config_tree_assignments(text, path))
+        else:
+            ex.values.update(load_with_bases(ws.read_text_or_none, path))
+
+
+def _local_imports(ws: Workspace, code: str, script: str) -> list[str]:
+    """Workspace modules the entry script imports, and the modules their packages' ``__init__`` import (two
+    levels at most, 24 files)."""
+    out: list[str] = []
+    frontier = [(code, script)]
+    for _ in range(2):
+        nxt: list[tuple[str, str]] = []
+        for text, importer in frontier:
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError):
+                continue
+            for node in ast.walk(tree):
+                mods: list[tuple[str, int]] = []
+                if isinstance(node, ast.ImportFrom):
+                    mods = [(node.module or "", node.level)] + [
+                        (f"{node.module}.{a.name}" if node.module else a.name, node.level) for a in node.names
+                    ]
+                elif isinstance(node, ast.Import):
+                    mods = [(a.name, 0) for a in node.names]
+                for mod, level in mods:
+                    path = ws.module_file(mod, level, importer)
+                    if path and path not in out and path != script and len(out) < 24:
+                        out.append(path)
+                        if path.endswith("__init__.py") and (t := ws.read_text_or_none(path)):
+                            nxt.append((t, path))
+        frontier = nxt
+    return out
+
+
 def _llamafactory(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) -> None:
     launch = ex.launch
     script = launch.script or ""
@@ -92,20 +145,18 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
     script = launch.script or ""
     code = ws.read_text_or_none(script) or ""
     ex.code = code
+    for module in _local_imports(ws, code, script):  # config trees' defaults (yacs _C.X.Y = ...): lowest priority
+        text = ws.read_text_or_none(module)
+        if text and re.search(r"\b(?:CfgNode|CN|ConfigDict|ConfigNode|EasyDict|edict)\(", text):
+            ex.values.update(config_tree_assignments(text, module))
+    ex.values.update(config_tree_assignments(code, script))
     ex.values.update(python_assignments(code, script, arithmetic=True))
     specs = argparse_specs(code)
     if specs:
         ex.values.update(resolve_argparse(specs, launch.args, script))
     else:  # HfArgumentParser / click / fire: no add_argument calls to read, take `--key value` as given
         ex.values.update(flag_values(launch.args))
-    for path in _config_files(launch.args):
-        text = ws.read_text_or_none(path)
-        if text is None:
-            continue
-        ex.sources.append(path)
-        ex.values.update(
-            python_assignments(text, path, arithmetic=True) if path.endswith(".py") else load_structured(text, path)
-        )
+    _read_config_files(ws, ex, launch.args)
     hydra = compose_hydra(ws, launch.script, code, overrides)
     if hydra is not None:
         root_path, composed = hydra
@@ -129,6 +180,17 @@ def _data_module_and_deepspeed(ws: Workspace, ex: Extraction) -> None:
             ex.values.update({f"deepspeed.{k}": v for k, v in load_structured(ds_config, ds.value).items()})
 
 
+def _world_size(launch: Launch, code: str) -> int | None:
+    """Processes the launcher starts: torchrun/deepspeed/mpirun counts, 1 for a plain python that spawns none."""
+    if launch.world_size is not None:
+        return launch.world_size
+    if launch.nproc_per_node is not None:
+        return launch.nproc_per_node * (launch.nnodes or 1)
+    if launch.launcher == "python" and not re.search(r"\bspawn\(|\bProcess\(", code):
+        return 1
+    return None
+
+
 def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None) -> Extraction:
     """Every setting the launch, the entry script and its configs give, merged in override order.
 
@@ -140,9 +202,13 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
     script = launch.script or ""
     if launch.launcher == "llamafactory-cli":
         _llamafactory(ws, ex, overrides)
+    elif not script.endswith(".py") and launch.launcher not in ("python", "bash", "sh"):
+        _read_config_files(ws, ex, [*([script] if script else []), *launch.args])  # any CLI: `tool --config x.yaml`
+        ex.values.update(flag_values(launch.args))
+        ex.values.update(overrides)
     elif script.endswith(".py"):
         _python_entry(ws, ex, overrides)
-        ex.uses = find_uses(ws, ex.code, script, launch.args, ex.values)
+        ex.uses = find_uses(ws, ex.code, script, launch.args, ex.values, world_size=_world_size(launch, ex.code))
         ds = ex.uses.get("deepspeed")
         if ds is not None and isinstance(ds.value, str) and ex.get("deepspeed") is None:
             ex.values["deepspeed"] = Value(ds.value, ds.file, ds.line)

@@ -17,6 +17,8 @@ import ast
 import contextlib
 import json
 import operator
+import posixpath
+import re
 import tomllib
 from dataclasses import dataclass
 from typing import Any, Final
@@ -211,6 +213,53 @@ def python_assignments(source: str, path: str, arithmetic: bool = False) -> dict
     return out
 
 
+def config_tree_assignments(source: str, path: str) -> dict[str, Value]:
+    """``ROOT.a.b = <literal>`` assignments anywhere in a Python file, as settings ``a.b`` (yacs ``_C.SOLVER.LR``,
+    minGPT ``C.trainer.learning_rate``, ml_collections ``config.model.dim``): a config tree's defaults."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    out: dict[str, Value] = {}
+    for node in ast.walk(tree):
+        charge_nodes()
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        parts: list[str] = []
+        t: ast.expr = node.targets[0]
+        while isinstance(t, ast.Attribute):
+            parts.append(t.attr)
+            t = t.value
+        if not isinstance(t, ast.Name) or len(parts) < 2 or t.id in ("self", "cls"):
+            continue
+        with contextlib.suppress(ValueError, TypeError, SyntaxError, ZeroDivisionError, OverflowError, RecursionError):
+            out[".".join(reversed(parts))] = Value(_arithmetic(node.value), path, node.lineno)
+    return out
+
+
+_BASE_KEYS: Final = ("_BASE_", "_base_", "defaults_base")
+
+
+def load_with_bases(read: Any, path: str, depth: int = 0) -> dict[str, Value]:
+    """A structured config with the files its ``_BASE_`` / ``_base_`` key names merged under it first
+    (detectron2, MMEngine); ``read(path)`` gives a file's text or None."""
+    text = read(path)
+    if text is None:
+        return {}
+    own = load_structured(text, path)
+    out: dict[str, Value] = {}
+    for key in _BASE_KEYS:
+        base = own.get(key)
+        if base is None or depth >= 5:
+            continue
+        for rel in base.value if isinstance(base.value, list) else [base.value]:
+            if isinstance(rel, str):
+                parent = path.rsplit("/", 1)[0] if "/" in path else "."
+                out.update(load_with_bases(read, posixpath.normpath(f"{parent}/{rel}"), depth + 1))
+    out.update({k: v for k, v in own.items() if k not in _BASE_KEYS})
+    return out
+
+
 def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
     """Nested mappings as dotted keys."""
     if not isinstance(data, dict):
@@ -267,10 +316,16 @@ def flag_values(args: list[str]) -> dict[str, Value]:
     return out
 
 
+_YACS_KEY: Final = re.compile(r"^[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)+$")
+
+
 def parse_overrides(args: list[str]) -> dict[str, Value]:
     """``--key=value``, ``--key value`` pairs are argparse's business; this reads ``key=value`` and
-    ``--key=value`` words (Hydra / OmegaConf / nanoGPT configurator style)."""
+    ``--key=value`` words (Hydra / OmegaConf / nanoGPT configurator style) and yacs ``KEY.SUB value`` pairs."""
     out: dict[str, Value] = {}
+    for i, a in enumerate(args[:-1]):
+        if _YACS_KEY.match(a) and "=" not in args[i + 1]:
+            out[a] = Value(parse_literal(args[i + 1]), "command")
     for a in args:
         if "=" not in a:
             continue

@@ -30,11 +30,22 @@ from schedmate.schemas.jobs_metadata import FieldSource, WorkloadMetadata
 
 __all__ = ["extract_metadata"]
 
-_LR_KEYS = ("learning_rate", "lr", "model.optimizer.lr", "train.learning_rate")
-_BATCH_KEYS = ("per_device_train_batch_size", "batch_size", "train_batch_size", "train.batch_size", "data.batch_size",
+_LR_KEYS = (
+    "learning_rate",
+    "lr",
+    "model.optimizer.lr",
+    "train.learning_rate",
+    "optimizer.params.lr",
+    "optimizer.init_args.lr",
+    "SOLVER.BASE_LR",
+    "base_lr",
+    "BASE_LR",
+)
+_BATCH_KEYS = ("per_device_train_batch_size", "micro_batch_size", "batch_size_per_gpu", "batch_size",
+               "train_batch_size", "train.batch_size", "data.batch_size",
                "batch")  # fmt: skip
 _EPOCH_KEYS = ("num_train_epochs", "epochs", "max_epochs", "trainer.max_epochs", "train.epochs")
-_STEP_KEYS = ("max_steps", "max_iters", "num_steps", "total_steps", "train_steps", "steps")
+_STEP_KEYS = ("max_steps", "max_iters", "train_iters", "num_steps", "total_steps", "train_steps", "steps", "MAX_ITER")
 _TRAINING_LAUNCHERS = ("python", "llamafactory-cli")
 _HF_TRAINER = re.compile(
     r"\b(?:transformers\.)?(?:Seq2Seq)?Trainer\(\s*(?:model|args)\b|\b(?:SFT|DPO|ORPO|KTO|PPO|GRPO|Reward|CPO)Trainer\("
@@ -53,7 +64,7 @@ class _Taker:
         first setting named by ``keys``. A consumer whose argument the code reassigns in a way that cannot be
         followed makes the field unknown rather than a stale default."""
         for key in deepspeed:  # a DeepSpeed JSON value overrides the command line
-            v = self.ex.values.get(f"deepspeed.{key}")
+            v = self.ex.values.get(f"deepspeed.{key}") or self.ex.values.get(key)
             if v is not None and isinstance(v.value, int | float) and not isinstance(v.value, bool):
                 self.prov[fieldname] = FieldSource(file=v.source, line=v.line, path="static")
                 return v.value
@@ -98,9 +109,15 @@ def _setup(ex: Extraction) -> _Setup:
         num_gpus = devices.value
     if num_gpus is None and launch.visible_gpus:
         num_gpus = launch.visible_gpus
+    gpus_flag = ex.get("num_gpus", "gpus", "ngpus", "n_gpus", "num_gpu")
+    if (
+        num_gpus is None and launch.launcher == "python" and gpus_flag is not None and gpus_flag.source == "command"
+        and isinstance(gpus_flag.value, int) and not isinstance(gpus_flag.value, bool) and gpus_flag.value > 0
+    ):  # fmt: skip
+        num_gpus = gpus_flag.value  # the script starts its own workers (`--num-gpus 8`)
     if num_gpus is None and launch.launcher in _TRAINING_LAUNCHERS and not uses_all_visible:
         num_gpus = 1
-    stage = ex.get("deepspeed.zero_optimization.stage")
+    stage = ex.get("deepspeed.zero_optimization.stage", "zero_optimization.stage")
     strategy = ex.get("trainer.strategy", "strategy")
     fsdp = ex.get("fsdp")
     if stage is not None:  # "auto" / "${zero}" in a config: DeepSpeed, stage unknown
@@ -115,20 +132,40 @@ def _setup(ex: Extraction) -> _Setup:
     return _Setup(num_gpus, distributed, stage)
 
 
+_GLOBAL_BATCH_KEYS = (
+    "global_batch_size", "train.global_batch_size", "total_batch_size", "SOLVER.IMS_PER_BATCH", "IMS_PER_BATCH"
+)  # fmt: skip
+
+
 def _batch_sizes(ex: Extraction, bs: Any, num_gpus: int | None) -> tuple[int | None, int | None]:
-    """(micro-batch per device, global batch = micro-batch * accumulation * data-parallel ranks)."""
+    """(micro-batch per device, global batch = micro-batch * accumulation * data-parallel ranks).
+
+    A config that states the global batch (litgpt ``global_batch_size``, yacs ``IMS_PER_BATCH``) is taken at its
+    word; the per-device batch is then what it leaves per rank when no micro-batch is set."""
+    glob = ex.get(*_GLOBAL_BATCH_KEYS)
+    if glob is not None and isinstance(glob.value, int) and not isinstance(glob.value, bool) and glob.value > 0:
+        if isinstance(bs, int) and not isinstance(bs, bool):
+            return bs, glob.value
+        ranks = num_gpus or 1
+        return (glob.value // ranks if glob.value % ranks == 0 else None), glob.value
     if not isinstance(bs, int):
         return None, None
     if ex.batch_divided_by_world and num_gpus:
         bs = bs // num_gpus
     accum = ex.values.get("deepspeed.gradient_accumulation_steps") or ex.uses.get("grad_accum")  # type: ignore[assignment]
     if accum is None or not isinstance(accum.value, int | float) or isinstance(accum.value, bool):
-        accum = ex.get("gradient_accumulation_steps")
+        accum = ex.get("gradient_accumulation_steps", "accum_iter", "accumulate_grad_batches", "grad_accum_steps")
     acc = int(accum.value) if accum is not None and isinstance(accum.value, (int, float)) else 1
     return bs, (bs * acc if ex.per_rank_accum_divided else bs * acc * (num_gpus or 1))
 
 
 def _precision(ex: Extraction) -> str:
+    for key in ("bf16.enabled", "deepspeed.bf16.enabled"):  # DeepSpeed's schema
+        if (v := ex.values.get(key)) is not None and v.value is True:
+            return "bf16"
+    for key in ("fp16.enabled", "deepspeed.fp16.enabled"):
+        if (v := ex.values.get(key)) is not None and v.value is True:
+            return "fp16"
     uses = ex.uses
     if (u := uses.get("bf16")) is not None and u.value is True:
         return "bf16"

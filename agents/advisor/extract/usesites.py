@@ -100,8 +100,16 @@ def _dotted(node: ast.expr) -> str:
 
 
 class _Resolver:
-    def __init__(self, ws: Workspace, tree: ast.Module, file: str, argv: list[str], settings: dict[str, Value]) -> None:
-        self.ws, self.file, self.settings = ws, file, settings
+    def __init__(
+        self,
+        ws: Workspace,
+        tree: ast.Module,
+        file: str,
+        argv: list[str],
+        settings: dict[str, Value],
+        world_size: int | None = None,
+    ) -> None:
+        self.ws, self.file, self.settings, self.world_size = ws, file, settings, world_size
         self.cli = {k: v.value for k, v in flag_values(argv).items()}
         self.module = _Scope(tree)
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
@@ -219,6 +227,8 @@ class _Resolver:
         if isinstance(node, ast.Attribute):
             return self._attribute(node, scope, line, d)
         if isinstance(node, ast.Subscript):
+            if _dotted(node.value) == "os.environ" and isinstance(node.slice, ast.Constant):
+                return self.world_size if node.slice.value == "WORLD_SIZE" and self.world_size else _UNKNOWN
             base = self.value(node.value, scope, line, d)
             key = self.value(node.slice, scope, line, d)
             if isinstance(base, dict) and isinstance(key, str | int):
@@ -344,6 +354,9 @@ class _Resolver:
                     return _UNKNOWN
             return _UNKNOWN
         if name in ("get", "getenv") and (dotted.startswith(("os.environ", "os.getenv", "environ"))):
+            key = self.value(args[0], scope, line, depth) if args else _UNKNOWN
+            if key == "WORLD_SIZE" and self.world_size is not None:
+                return self.world_size
             return self.value(args[1], scope, line, depth) if len(args) > 1 else _UNKNOWN
         if name == "get" and isinstance(node.func, ast.Attribute) and args:
             base = self.value(node.func.value, scope, line, depth)
@@ -356,6 +369,8 @@ class _Resolver:
             return self._load_file(args[0] if args else None, scope, line, depth)
         if name in {"parse_args", "parse_known_args"}:
             return _Namespace("args")
+        if name in ("get_world_size", "world_size") and self.world_size is not None:
+            return self.world_size  # the processes the launcher starts (torchrun --nproc_per_node x nodes)
         return _UNKNOWN
 
     def _load_file(self, arg: ast.expr | None, scope: _Scope, line: int, depth: int) -> Any:
@@ -461,6 +476,10 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     elif name in _OPTIMIZERS:
         if (a := _args_of(call, ("lr", "learning_rate"), 1)) is not None:
             yield "lr", a, f"{name}(lr=)"
+    elif name == "create_optimizer" and call.args and isinstance(call.args[0], ast.Name):
+        yield "lr", ast.Attribute(value=call.args[0], attr="lr", ctx=ast.Load()), "timm create_optimizer(args)"
+    elif name == "create_optimizer_v2" and (a := _args_of(call, ("lr",))) is not None:
+        yield "lr", a, "timm create_optimizer_v2(lr=)"
     elif name in _HF_ARGS:
         for fieldname, kws in _HF_KW.items():
             if (a := _args_of(call, kws)) is not None:
@@ -487,10 +506,14 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     elif name == "initialize" and dotted.endswith("deepspeed.initialize"):
         if (a := _args_of(call, ("config", "config_params"))) is not None:
             yield "deepspeed", a, "deepspeed.initialize(config=)"
-    elif isinstance(call.func, ast.Subscript) and _dotted(call.func.value).endswith("models.__dict__"):
-        yield "model", call.func.slice, "models.__dict__[...]()"
-    elif name == "getattr" and len(call.args) >= 2 and _dotted(call.args[0]).endswith("models"):
-        yield "model", call.args[1], "getattr(models, ...)"
+    elif isinstance(call.func, ast.Subscript) and _dotted(call.func.value).endswith("__dict__"):
+        yield "model", call.func.slice, f"{_dotted(call.func.value)}[...]()"  # a registry: vits.__dict__[arch]()
+    elif (
+        isinstance(call.func, ast.Call) and _callee(call.func) == "getattr" and len(call.func.args) >= 2
+    ):  # getattr(models, name)(...)
+        yield "model", call.func.args[1], "getattr(module, name)()"
+    elif name in ("autocast", "GradScaler") and not _kwargs_any(call, ("dtype", "enabled")) and not call.args:
+        yield "amp_dtype", ast.Constant("float16"), f"{name}()"  # on by default: CUDA autocast is float16
 
 
 def _loader_rank(call: ast.Call) -> int:
@@ -521,11 +544,41 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
         if not isinstance(node, ast.Call):
             continue
         for fieldname, arg, how in _consumers(node):
-            if isinstance(arg, ast.Name) and arg.id in params:
-                mapped = _args_of(call, (arg.id,), params.index(arg.id))
+            chain: list[str] = []
+            root: ast.expr = arg
+            while isinstance(root, ast.Attribute):  # config.TRAIN.BASE_LR where config is a parameter
+                chain.append(root.attr)
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in params:
+                mapped = _args_of(call, (root.id,), params.index(root.id))
+                for attr in reversed(chain):
+                    mapped = None if mapped is None else ast.Attribute(value=mapped, attr=attr, ctx=ast.Load())
                 if mapped is not None:
+                    ast.copy_location(mapped, call)
                     out.append((fieldname, mapped, f"{name}() → {how}"))
     return out
+
+
+def _imported_trees(ws: Workspace, r: _Resolver, file: str) -> Iterator[tuple[str, ast.Module]]:
+    """The workspace modules the entry script imports from (one level), parsed."""
+    seen: set[str] = set()
+    for node in ast.walk(r.module.node):
+        if isinstance(node, ast.ImportFrom | ast.Import):
+            mods = (
+                [(node.module or "", node.level)]
+                if isinstance(node, ast.ImportFrom)
+                else [(a.name, 0) for a in node.names]
+            )
+            for mod, level in mods:
+                path = ws.module_file(mod, level, file)
+                if not path or path in seen or len(seen) >= 12:
+                    continue
+                seen.add(path)
+                text = ws.read_text_or_none(path)
+                try:
+                    yield path, ast.parse(text or "")
+                except (SyntaxError, ValueError):
+                    continue
 
 
 def _imported_function(ws: Workspace, r: _Resolver, name: str, file: str) -> ast.FunctionDef | None:
@@ -558,7 +611,9 @@ def _epoch_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
             yield node.iter, node.lineno
 
 
-def find_uses(ws: Workspace, code: str, file: str, argv: list[str], settings: dict[str, Value]) -> dict[str, Use]:
+def find_uses(
+    ws: Workspace, code: str, file: str, argv: list[str], settings: dict[str, Value], world_size: int | None = None
+) -> dict[str, Use]:
     """Every hyper-parameter a consumer API in ``code`` receives whose value can be told, by field.
 
     Fields: ``batch`` (per process), ``lr``, ``epochs``, ``max_steps``, ``grad_accum``, ``model``,
@@ -569,7 +624,7 @@ def find_uses(ws: Workspace, code: str, file: str, argv: list[str], settings: di
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         return {}
-    r = _Resolver(ws, tree, file, argv, settings)
+    r = _Resolver(ws, tree, file, argv, settings, world_size)
     out: dict[str, Use] = {}
     ranks: dict[str, int] = {}
     for node in ast.walk(tree):
@@ -585,14 +640,39 @@ def find_uses(ws: Workspace, code: str, file: str, argv: list[str], settings: di
                 v = None  # the code reassigns it in a way we cannot follow: unknown, not the stale default
             elif v is _UNKNOWN or v is None or isinstance(v, dict | _Namespace):
                 continue
+            if fieldname == "lr" and v == 0:
+                continue  # an optimizer built at lr 0: a scheduler sets the rate
             rank = _loader_rank(node) if fieldname == "batch" else 1
             prev = out.get(fieldname)
-            if prev is None or (rank, node.lineno) >= (ranks.get(fieldname, 1), prev.line):
+            later = node.lineno >= prev.line if prev is not None else True
+            if fieldname == "model":  # the trained model is built first (teachers, EMA copies come later)
+                later = prev is None or node.lineno < prev.line
+            if prev is None or rank > ranks.get(fieldname, 1) or (rank == ranks.get(fieldname, 1) and later):
                 out[fieldname] = Use(v, file, node.lineno, how)
                 ranks[fieldname] = rank
+    if "amp_dtype" not in out:
+        for mod_file, mod_tree in _imported_trees(ws, r, file):
+            for node in ast.walk(mod_tree):
+                if (
+                    isinstance(node, ast.Call) and _callee(node) in ("autocast", "GradScaler") and not node.args
+                    and not _kwargs_any(node, ("dtype", "enabled"))
+                ):  # fmt: skip
+                    out["amp_dtype"] = Use("float16", mod_file, node.lineno, f"{_callee(node)}() in {mod_file}")
+                    break
     for rng, line in _epoch_loops(tree):  # range(stop) or range(start, stop): stop - start epochs
         scope = _scope_at(r, tree, line)
-        bounds = [r.value(a, scope, line) for a in rng.args[:2]]
+        args = rng.args[:2]
+        if (
+            len(args) == 2
+            and isinstance(args[1], ast.BinOp)
+            and isinstance(args[1].op, ast.Add)
+            and ast.dump(args[1].left) == ast.dump(args[0])
+        ):  # range(start, start + N): N epochs whatever start is (a resumed run)
+            n = r.value(args[1].right, scope, line)
+            if isinstance(n, int) and not isinstance(n, bool) and "epochs" not in out:
+                out["epochs"] = Use(n, file, line, "for epoch in range(start, start + N)")
+            continue
+        bounds = [r.value(a, scope, line) for a in args]
         if len(bounds) == 1:
             bounds.insert(0, 0)
         if all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) and "epochs" not in out:

@@ -71,12 +71,13 @@ def _params_from_name(name: str) -> float | None:
 
 
 def _gpt_params(ex: Extraction, *, char_level: bool = False) -> float | None:
-    n_layer, d = ex.get("n_layer"), ex.get("n_embd")
-    if n_layer is None or d is None:
+    n_layer = ex.get("n_layer", "num_layers", "num_hidden_layers", "n_layers")  # nanoGPT / Megatron / HF names
+    d = ex.get("n_embd", "hidden_size", "d_model", "dim")
+    if n_layer is None or d is None or not isinstance(n_layer.value, int) or not isinstance(d.value, int):
         return None
     vocab = 256 if char_level else 50304  # a character vocabulary is built from the text (< 256 symbols)
     layers, width = int(n_layer.value), int(d.value)
-    block = ex.get("block_size")
+    block = ex.get("block_size", "seq_length", "max_position_embeddings")
     pos = int(block.value) * width if block is not None else 0
     return round((12 * layers * width * width + vocab * width + pos) / 1e6, 1)
 
@@ -142,6 +143,12 @@ def _known_size(name: str) -> float | None:
     return hit[0] if hit else None
 
 
+_WRAPPERS: Final = frozenset(
+    {"DistributedDataParallel", "DataParallel", "DDP", "FSDP", "FullyShardedDataParallel", "ModelEma", "ModelEmaV2",
+     "ModelEmaV3", "EMA", "ExponentialMovingAverage", "AveragedModel", "SyncBatchNorm", "Accelerator"}
+)  # fmt: skip
+
+
 def _model_call(ex: Extraction) -> tuple[str, ast.Call] | None:
     """The constructor call that builds the model in the entry script (``model = UNet(...)``)."""
     try:
@@ -149,6 +156,8 @@ def _model_call(ex: Extraction) -> tuple[str, ast.Call] | None:
     except SyntaxError:
         return None
     for m in _MODEL_VAR.finditer(ex.code):
+        if m.group("cls") in _WRAPPERS:
+            continue  # `model = DistributedDataParallel(model)` wraps the model; it does not build one
         line = ex.code[: m.start("cls")].count("\n") + 1
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call) or node.lineno != line:
@@ -220,15 +229,29 @@ def _model_from_call(
     return _Model(cls, mc, count)
 
 
+def _known_from_flags(ex: Extraction) -> Value | None:
+    """A command-line value that names a known architecture (a config file stem or a model id)."""
+    for k, v in ex.values.items():
+        if not re.search(r"model|arch|cfg|config|net|backbone|checkpoint|ckpt|pretrained", k, re.I):
+            continue  # a run name that happens to contain "gpt2" names nothing
+        if isinstance(v.value, str) and known_model(v.value) is not None:
+            return Value(
+                v.value.rstrip("/").rsplit("/", 1)[-1].removesuffix(".yaml").removesuffix(".yml"), v.source, v.line
+            )
+    return None
+
+
 def _pretrained_name(ex: Extraction, key: str, pretrained: Value) -> str:
     """The checkpoint id's last part, saying how it is trained (LoRA, full fine-tune, nanoGPT ``init_from``)."""
     suffix = ""
     ft = ex.get("finetuning_type")
-    if (ft is not None and ft.value == "lora") or ex.get("lora_rank", "lora_r") is not None:
+    lora_in_code = re.search(r"\bLoraConfig\(|\bget_peft_model\(", ex.code) is not None
+    if (ft is not None and ft.value == "lora") or ex.get("lora_rank", "lora_r") is not None or lora_in_code:
         suffix = " + LoRA"
     elif ft is not None and ft.value == "full":
         suffix = " (full fine-tune)"
-    return str(pretrained.value).rsplit("/", 1)[-1] + suffix + (" (pretrained)" if key == "init_from" else "")
+    name = re.sub(r"[-_](?:hf|HF)$", "", str(pretrained.value).rstrip("/").rsplit("/", 1)[-1])  # "-hf": HF format
+    return name + suffix + (" (pretrained)" if key == "init_from" else "")
 
 
 def _described(name: str, family: str, ex: Extraction) -> str:
@@ -251,6 +274,13 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
         if v is None or not isinstance(v.value, str) or "${" in v.value:
             continue
         canon = canonical_dataset(v.value)
+        if (
+            canon is None
+            and key.endswith(("_path", "_files"))
+            and re.search(r"\.(?:jsonl?|csv|tsv|parquet|txt)$", v.value)
+        ):
+            prov["dataset"] = _source(v)
+            return v.value.rstrip("/").rsplit("/", 1)[-1]  # a data file: its name is all the job says
         if canon is None and key.endswith(("_target_", "_files", "_path", "_dir")):
             continue
         prov["dataset"] = _source(v)
@@ -265,7 +295,7 @@ def _params(ex: Extraction, pretrained: Value | None, dataset: str | None, count
     params = None
     if pretrained is not None:
         params = _params_from_name(str(pretrained.value)) or _known_size(str(pretrained.value))
-    if params is None and ex.get("n_layer") is not None:
+    if params is None and ex.get("n_layer", "num_layers", "num_hidden_layers", "n_layers") is not None:
         params = _gpt_params(ex, char_level="char" in (dataset or "").lower())
     if params is None and count:
         params = float(f"{count / 1e6:.3g}") if count < 1e6 else round(count / 1e6, 1)
@@ -288,6 +318,10 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
     else:
         model = _Model()
     ident.model_name = model.name
+    if found_pretrained is None and (model.name is None or model.cls is None or len(model.name) <= 6):
+        named = _known_from_flags(ex)
+        if named is not None:  # `--cfg yolov5s.yaml`, `--model deit_small_patch16_224`: a known architecture
+            found_pretrained = ("flag", named)
     pretrained = found_pretrained[1] if found_pretrained else None
     if found_pretrained is not None:
         ident.model_name = _pretrained_name(ex, *found_pretrained)
