@@ -153,7 +153,7 @@ async def test_the_local_server_runs_the_loop_within_budget(tmp_path: Path) -> N
         finally:
             await client.close()
     assert 1 <= report.calls <= 6 and report.turns <= 6
-    assert report.completion_tokens > 0 or report.calls > 0
+    assert report.completion_tokens > 0, "the server answered nothing (the request schema must be one it accepts)"
     for name, value in report.accepted.items():
         src = meta.provenance[name]
         assert src.path == "react" and str(value).rstrip("0").rstrip(".") in (work / src.file).read_text()

@@ -48,20 +48,22 @@ _SYSTEM: Final = (
 )
 
 
+# Plain types only: the schema becomes a grammar on llama.cpp / vLLM, and their converters reject (or crash
+# on) unions and length bounds; sizes are checked after parsing instead.
 class _Found(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    field: str = Field(max_length=64)
-    value: str | int | float = Field(union_mode="left_to_right")
-    file: str = Field(max_length=512)
-    quote: str = Field(max_length=2000)
+    field: str
+    value: str
+    file: str
+    quote: str
 
 
 class _Step(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    thought: str = Field(default="", max_length=2000)
+    thought: str = ""
     action: Literal["list_files", "read_file", "answer"]
-    path: str | None = Field(default=None, max_length=512)
-    answers: list[_Found] = Field(default_factory=list, max_length=20)
+    path: str = "."
+    answers: list[_Found] = Field(default_factory=list)
 
 
 @dataclass
@@ -129,8 +131,8 @@ def _verify(f: _Found, sample: _Sample, wanted: list[str]) -> tuple[Any, str, in
     text = sample.read.get(_rel(f.file))
     if text is None:
         return f"{f.field}: {f.file!r} was not read"
-    raw = str(f.value).strip()
-    quote = f.quote.strip()
+    raw = f.value.strip()[:200]
+    quote = f.quote.strip()[:2000]
     if not raw or raw not in quote:
         return f"{f.field}: value {raw[:40]!r} is not in its quote"
     lines = text.splitlines()
@@ -161,7 +163,7 @@ async def _one_sample(
         if step is None:
             break
         if step.action == "answer":
-            for f in step.answers:
+            for f in step.answers[:20]:
                 checked = _verify(f, sample, wanted)
                 if isinstance(checked, str):
                     report.rejected.append(checked)
@@ -193,6 +195,8 @@ async def react_fill(
 ) -> tuple[WorkloadMetadata, ReactReport]:
     """``meta`` with the open fields the agent found and proved; the report says how (path ``react``)."""
     wanted = [f for f in OPEN_FIELDS if getattr(meta, f) is None]
+    if meta.epochs is not None or meta.max_steps is not None:  # one stopping criterion is all a job has
+        wanted = [f for f in wanted if f not in ("epochs", "max_steps")]
     report = ReactReport(fields=wanted, samples=samples)
     if not wanted:
         return meta, report

@@ -73,19 +73,29 @@ def eval_advise(
     repos: Annotated[Path, typer.Argument(help="repos.jsonl with expected metadata.", exists=True, dir_okay=False)],
     root: Annotated[Path, typer.Option(help="Folder the records' `workdir` paths are relative to.")] = Path(),
     pairs: Annotated[Path | None, typer.Option(help="similar_pairs.jsonl for the retrieval check.")] = None,
+    react: Annotated[bool, typer.Option(help="Let the ReAct agent (SCHEDMATE_LLM_ENDPOINT) fill open fields.")] = False,
     as_json: Annotated[bool, JSON_OPTION] = False,
 ) -> None:
-    """Per-field metadata accuracy against labels (no LLM), and retrieval on labelled pairs."""
+    """Per-field metadata accuracy against labels (static pass; with --react the LLM agent too), and retrieval."""
+    from schedmate.agents.ml.llm import client_from_settings  # noqa: PLC0415
     from schedmate.infra.measure.eval_advise import evaluate_advise  # noqa: PLC0415
 
     s = settings(quiet=True)
-    out = evaluate_advise(s, repos, root, pairs)
+    llm = client_from_settings(s) if react else None
+    if react and llm is None:
+        fail(ConfigError("--react needs an LLM: set SCHEDMATE_LLM_ENDPOINT (e.g. `schedmate llm serve` prints one)"))
+    out = evaluate_advise(s, repos, root, pairs, llm=llm)
     if as_json:
         typer.echo(json.dumps(out))
         return
     _verdicts([(not r["wrong"], r["id"], "".join(f"\n       {w}" for w in r["wrong"])) for r in out["results"]])
     typer.echo("per field: " + ", ".join(f"{k} {v}" for k, v in out["per_field"].items()))
     typer.echo(f"non-null fields right: {out['right']}/{out['total']} = {out['share']:.1%}")
+    typer.echo("right answers by path: " + ", ".join(f"{k} {v}" for k, v in out["paths"].items()))
+    if out.get("react"):
+        r = out["react"]
+        n = max(1, len(r["jobs"]))
+        typer.echo(f"react: {r['calls'] / n:.1f} calls, {r['tokens'] / n:.0f} tokens, {r['seconds'] / n:.1f} s per job")
     if out.get("retrieval"):
         ret = out["retrieval"]
         for p in ret["pairs"]:

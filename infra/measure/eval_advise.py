@@ -10,6 +10,7 @@ occur in the label. Retrieval: every pair's cosine between the two jobs' metadat
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -19,7 +20,9 @@ import numpy as np
 
 from schedmate.agents.advisor.extract.metadata import extract_metadata
 from schedmate.agents.advisor.facets import embed_metadata
+from schedmate.agents.advisor.react import react_fill
 from schedmate.agents.ml.embeddings import Embedder
+from schedmate.agents.ml.llm import LLMClient
 from schedmate.infra.settings import Settings
 
 __all__ = ["FIELDS", "evaluate_advise", "field_right"]
@@ -47,13 +50,22 @@ def field_right(field: str, got: Any, want: Any) -> bool:
     return bool(got == want)
 
 
-def evaluate_advise(settings: Settings, repos: Path, root: Path, pairs: Path | None) -> dict[str, Any]:
-    """Score the static metadata pass on ``repos`` (workdirs under ``root``) and retrieval on ``pairs``."""
+def evaluate_advise(
+    settings: Settings, repos: Path, root: Path, pairs: Path | None, llm: LLMClient | None = None
+) -> dict[str, Any]:
+    """Score the metadata pass on ``repos`` (workdirs under ``root``) and retrieval on ``pairs``.
+
+    With ``llm``, the ReAct agent fills what the static pass left open (its calls, tokens and seconds per job are
+    reported). Per field, the paths that found the right answers (``static``, ``use``, ``command``, ``react``)."""
     records = [json.loads(line) for line in repos.read_text().splitlines() if line.strip()]
     per: dict[str, list[int]] = {f: [0, 0] for f in FIELDS}
-    results, metas = [], {}
+    paths: dict[str, dict[str, int]] = {f: {} for f in FIELDS}
+    results, metas, react = [], {}, []
     for r in records:
         meta = extract_metadata(root / r["workdir"], r["command"])
+        if llm is not None:
+            meta, report = asyncio.run(react_fill(root / r["workdir"], r["command"], meta, llm))
+            react.append({"id": r["id"], **report.as_dict()})
         metas[r["id"]] = meta
         got = meta.model_dump()
         wrong = []
@@ -64,6 +76,10 @@ def evaluate_advise(settings: Settings, repos: Path, root: Path, pairs: Path | N
             ok = any(field_right(f, got.get(f), w) for w in [want, *r.get("acceptable", {}).get(f, [])])
             per[f][0] += ok
             per[f][1] += 1
+            if ok:
+                src = meta.provenance.get(f)
+                how = src.path if src is not None else "rules"
+                paths[f][how] = paths[f].get(how, 0) + 1
             if not ok:
                 wrong.append(f"{f}: got {got.get(f)!r}, want {want!r}")
         results.append(
@@ -76,7 +92,12 @@ def evaluate_advise(settings: Settings, repos: Path, root: Path, pairs: Path | N
         "right": right,
         "total": total,
         "share": right / total if total else 0.0,
+        "paths": {f: v for f, v in paths.items() if v},
     }
+    if llm is not None:
+        out["react"] = {"jobs": react, "calls": sum(x["calls"] for x in react),
+                        "tokens": sum(x["prompt_tokens"] + x["completion_tokens"] for x in react),
+                        "seconds": round(sum(x["seconds"] for x in react), 3)}  # fmt: skip
     if pairs is not None:
         labelled = [json.loads(line) for line in pairs.read_text().splitlines() if line.strip()]
         ids = sorted({p[k] for p in labelled for k in ("id_a", "id_b") if p[k] in metas})
