@@ -108,3 +108,13 @@ def test_open_corpus_stays_right() -> None:
     assert evaluate_metrics(CORPUS / "progress.jsonl")["share"] >= 0.9
     out = asyncio.run(evaluate_failures(CORPUS / "failures.jsonl"))
     assert out["category_accuracy"] >= 0.9 and out["infra_f1"] >= 0.9
+
+
+def test_keras_bars_windowed_losses_and_epoch_led_counters() -> None:
+    """A Keras bar that has not moved yet still counts; a moving-average loss yields to the step's loss; a
+    counter printed right after its epoch index counts that epoch's batches (global step derived at once)."""
+    got = snap(["  3/700 [..............................] - ETA: 2:29:01 - loss: 0.52"])
+    assert (got["step"], got["total_steps"], got["loss"]) == (3, 700, 0.52)
+    assert snap(["step 12 - loss 1.25 - moving ave loss 1.40"])["loss"] == 1.25
+    got2 = snap(["2024-01-01 10:00:00 - INFO - Epoch [3][150/2500]\tlr: 0.02, time: 1.0, loss: 0.04"])
+    assert got2["step"] == 2 * 2500 + 150

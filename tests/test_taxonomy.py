@@ -122,3 +122,27 @@ def test_a_library_to_library_incompatibility_is_the_framework() -> None:
     ]
     d = diagnose_lines(lines)
     assert d.category == "framework" and "mmengine" in d.explanation
+
+
+def test_scheduler_step_errors_and_headed_tracebacks_after_a_marker() -> None:
+    """A slurmstepd error (not a cancellation) is the node's; an 'Exception has occurred' marker followed by
+    its traceback is one error classified by the traceback; Jupyter context lines do not cut a traceback."""
+    step = diagnose_lines(["slurmstepd: error: execve(): /tmp/slurmd/job9/slurm_script: No such file or directory"])
+    assert (step.category, step.infra_component) == ("infrastructure", "node")
+    marker = diagnose_lines([
+        "Exception has occurred: KeyError",
+        "'label'",
+        '  File "/home/u/proj/data.py", line 12, in load',
+        "    y = row['label']",
+        "KeyError: 'label'",
+    ])  # fmt: skip
+    assert (marker.first_error_line, marker.category) == (1, "user_script")
+    ipy = [
+        "File /env/lib/python3.10/site-packages/pkg/mod.py:384, in forward(self, x)",
+        *(f"    {380 + k}     y = x + {k}" for k in range(6)),
+        "--> 386 return y.z",
+        "",
+        "AttributeError: 'Out' object has no attribute 'z'",
+    ]
+    (tb,) = find_tracebacks(ipy)
+    assert tb.exc_type == "AttributeError"

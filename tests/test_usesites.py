@@ -245,3 +245,31 @@ def test_names_datasets_and_eval_sections(tmp_path: Path) -> None:
     assert md.model_name == "Llama-2-7b + LoRA"
     assert md.dataset == "my_instructions.jsonl"
     assert (md.epochs, md.max_steps) == (4, None)
+
+
+DEAD_ARMS = """
+import torch
+from torch.cuda.amp import GradScaler
+from torch.utils.data import DataLoader
+fp16 = False
+freeze = True
+batch_size = 16 if freeze else 8
+ngpus = torch.cuda.device_count()
+if ngpus > 1:
+    batch_size = batch_size * ngpus
+lr = min(max(batch_size / 64 * 1e-2, 5e-4), 5e-2)
+if fp16:
+    scaler = GradScaler()
+net = Darknet(20).cuda()
+opt = torch.optim.SGD(net.parameters(), lr, momentum=0.9)
+loader = DataLoader(train_set, batch_size=batch_size, shuffle=True)
+"""
+
+
+def test_conditions_that_evaluate_prune_arms_and_pick_values(tmp_path: Path) -> None:
+    """``x if c else y`` with a known ``c``, min/max, an ``if`` whose test is false (no GradScaler, no override),
+    device_count() as the visible GPUs the command sets, and the model as the owner of the optimized parameters."""
+    write(tmp_path, {"train.py": DEAD_ARMS})
+    md = extract_metadata(tmp_path, "CUDA_VISIBLE_DEVICES=0 python train.py")
+    assert (md.batch_size_per_device, md.learning_rate, md.precision) == (16, 2.5e-3, "fp32")
+    assert md.model_name == "Darknet"

@@ -110,6 +110,20 @@ class Locator:
         i = hard_from
         while i < len(lines):
             tb = tbs.get(i)
+            last = blocks[-1] if blocks else None
+            if (
+                tb is not None
+                and last is not None
+                and last.traceback is None
+                and last.signature is None
+                and (i - last.end <= 3)
+            ):  # "Exception has occurred: ValueError" then its traceback: one error, explained by the traceback
+                text = " ".join(strip_prefix(lines[k][:MAX_LINE_CHARS]) for k in (tb.start, tb.end))
+                sig = match_signature(f"{tb.exc_type}: {tb.message}") or match_signature(text)
+                last.end, last.traceback, last.signature = tb.end, tb, sig
+                last.priority = max(last.priority, sig.priority if sig is not None else ERROR)
+                i = tb.end + 1
+                continue
             if tb is not None:
                 text = " ".join(strip_prefix(lines[k][:MAX_LINE_CHARS]) for k in (tb.start, tb.end))
                 sig = match_signature(f"{tb.exc_type}: {tb.message}") or match_signature(text)

@@ -98,9 +98,10 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
        "the filesystem is full", ("OSError: [Errno 28] No space left on device",)),
     # --- node ---
     _s("node_fail", r"\bNODE_FAIL\b|\bDUE TO NODE FAILURE\b|\bnode\b.{0,80} (?:down|not responding)\b|\bKernel panic\b|"
-       r"\bmachine check\b",
+       r"\bmachine check\b|\bslurmstepd: error: (?!\*\*\*)(?!.{0,200}\b(?:CANCELLED|TIME LIMIT|PREEMPT|oom-kill|OOM)\b)",
        "infrastructure", "node", HARDWARE, "the node failed (scheduler reported node failure / kernel panic)",
-       ("slurmstepd: error: *** JOB 12 ON n1 CANCELLED AT 2024-01-01 DUE TO NODE FAILURE ***", "Kernel panic - not syncing")),
+       ("slurmstepd: error: *** JOB 12 ON n1 CANCELLED AT 2024-01-01 DUE TO NODE FAILURE ***", "Kernel panic - not syncing",
+        "slurmstepd: error: execve(): /tmp/slurmd/job1/slurm_script: No such file or directory")),
     # --- the job's own doing ---
     _s("cuda_oom", r"\bCUDA out of memory\b|\bOutOfMemoryError\b|\bCUBLAS_STATUS_ALLOC_FAILED\b|\bout of memory\b",
        "user_script", None, ERROR, "the job asked for more GPU memory than the device has: reduce the batch size or "

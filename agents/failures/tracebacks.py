@@ -133,7 +133,8 @@ def _read_one(
     tb = Traceback(start=i, end=i)
     j = i if headless else i + 1
     last_frame = i
-    while j < end and j - last_frame <= 6:
+    context = 0  # IPython prints numbered source lines around each frame: they do not count against the gap
+    while j < end and j - last_frame - context <= 6:
         text = strip_prefix(lines[j])
         if prefix is not None and (pm := prefix.match(text)) is not None:
             text = text[pm.end() :]
@@ -146,6 +147,7 @@ def _read_one(
             continue
         if re.match(r"^-*>\s*\d+\s", text) or re.match(r"^\s*\d+\s", text):
             j += 1  # IPython's source context ("--> 384 loss = ..."), numbered lines
+            context += 1
             continue
         if text.startswith((" ", "\t")) or not text or set(text.strip()) <= set("^~ "):
             j += 1

@@ -78,6 +78,7 @@ _NON_TRAINING_BAR: Final = re.compile(
 # A bar counting bytes, examples, files or dataset batches is a data loop, not training.
 _DATA_LOOP_RATE: Final = re.compile(r"(?:\d|\?)\s?(?:[kMGT]i?B|B|examples?|files?|docs?|ba|rows?)/s\b")
 # Lines that summarise a whole run (HF Trainer's final dict and metric blocks): not live progress.
+_AGGREGATE: Final = re.compile(r"\b(?:avg|ave|average|mean|moving|running|smoothed|ema)\b", re.I)
 _SUMMARY: Final = re.compile(r"train_runtime|\bAveraged stats\b")  # HF's final dict; MetricLogger's epoch means
 # HF Trainer's `log_metrics` block: a "***** train metrics *****" header, then indented "key = value" rows.
 METRICS_BLOCK_HEADER: Final = re.compile(r"^\*{3,}\s*\w+ metrics\s*\*{3,}$")
@@ -169,6 +170,7 @@ class TemplateSpec:
     is_summary: bool = False
     is_bar: bool = False
     counter_total_index: int | None = None  # index of N in the bar/loop counter n/N
+    counter_after_epoch: bool = False  # the counter follows the line's epoch index: it counts that epoch's batches
     named_by: str = "rules"
     _metrics: frozenset[str] = field(default=frozenset(), compare=False)
 
@@ -190,6 +192,7 @@ class TemplateSpec:
                 "summary": self.is_summary,
                 "bar": self.is_bar,
                 "cti": self.counter_total_index,
+                "cae": self.counter_after_epoch,
                 "by": self.named_by,
             }
         )
@@ -205,6 +208,7 @@ class TemplateSpec:
             is_summary=d["summary"],
             is_bar=d["bar"],
             counter_total_index=d["cti"],
+            counter_after_epoch=d.get("cae", False),
             named_by=d.get("by", "rules"),
         )
 
@@ -263,7 +267,7 @@ def _unkeyed_counter(line: str, start: int, end: int, bar: bool) -> bool:
     after = line[end:]  # the text after N
     if bar and (before.endswith("|") or (before and _BAR_GLYPHS.fullmatch(before[-1]) is not None)):
         return True  # tqdm "| n/N [", rich/keras "━━━ n/N"
-    if not before.strip() and re.match(r"\s+(?:-|\S*[━#=])", after):
+    if not before.strip() and re.match(r"\s+(?:-|\S*[━#=]|\[[=.>]+\])", after):
         return True  # keras "n/N - 11s - …" / "n/N ━━━…"
     return before.endswith("][") or (before.endswith("[") and after.startswith("]"))
 
@@ -273,6 +277,15 @@ def _after_epoch(line: str, slots: list[Slot], matches: list[re.Match[str]], i: 
     if i == 0 or not slots or slots[-1].index != i - 1 or slots[-1].metric != "epoch":
         return False
     return re.fullmatch(r"[\s:|\]\[]{1,8}", line[matches[i - 1].end() : matches[i].start()]) is not None
+
+
+def _counter_follows_epoch(line: str, slots: list[Slot], matches: list[re.Match[str]]) -> bool:
+    """Whether the line's loop counter comes right after its epoch index ("Epoch [3][150/2500]")."""
+    epoch = next((x.index for x in slots if x.metric == "epoch"), None)
+    counter = next((x.index for x in slots if x.kind == "counter" and x.metric == "step"), None)
+    if epoch is None or counter is None or counter != epoch + 1:
+        return False
+    return re.fullmatch(r"[\s:|\]\[]{1,8}", line[matches[epoch].end() : matches[counter].start()]) is not None
 
 
 def _is_count_pair(line: str, matches: list[re.Match[str]], i: int) -> bool:
@@ -306,6 +319,7 @@ def learn_spec(line: str) -> TemplateSpec:
     counter_total: int | None = None
     taken: set[int] = set()
     exact_loss: set[int] = set()
+    aggregated: set[int] = set()  # losses averaged over a window: the step's own loss is preferred
     ds_epoch = _DS_TIMER_EPOCH.search(line)
     for i, m in enumerate(matches):
         if i in taken:
@@ -326,6 +340,8 @@ def learn_spec(line: str) -> TemplateSpec:
             )
         ):
             exact_loss.add(i)
+        if metric == "loss" and key_m and _AGGREGATE.search(" ".join(key_m.group(1).split()[-3:])):
+            aggregated.add(i)
         key_unit = (key_m.group(2) or "").strip(" ()") if key_m else ""
         if metric == "epoch" and ds_epoch is not None and ds_epoch.start() <= start < ds_epoch.end():
             continue
@@ -402,6 +418,9 @@ def learn_spec(line: str) -> TemplateSpec:
         exact = [x for x in loss_slots if x.index in exact_loss]
         if exact:
             slots = [x for x in slots if x.metric != "loss" or x.index in exact_loss]
+        plain = [x for x in slots if x.metric == "loss" and x.index not in aggregated]
+        if plain and len(plain) < len([x for x in slots if x.metric == "loss"]):  # "loss 3.9 - moving ave loss 4.1"
+            slots = [x for x in slots if x.metric != "loss" or x.index not in aggregated]
     return TemplateSpec(
         n_numbers=len(matches),
         slots=tuple(slots),
@@ -409,4 +428,5 @@ def learn_spec(line: str) -> TemplateSpec:
         is_summary=is_summary,
         is_bar=is_bar,
         counter_total_index=counter_total,
+        counter_after_epoch=_counter_follows_epoch(line, slots, matches),
     )

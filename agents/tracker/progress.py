@@ -104,7 +104,7 @@ class JobProgress:
         elif spec.is_bar and counter_n is None and "step_time_s" in values and self.main_bar_total is not None:
             values.pop("step_time_s")  # a bar rate without its counter: cannot tell which loop
         if counter_n is not None and counter_total is not None:
-            counted = self._counter_step(counter_n, counter_total, values.get("epoch"))
+            counted = self._counter_step(counter_n, counter_total, values.get("epoch"), spec.counter_after_epoch)
             if "step" in values:  # the line names its step ("num_updates=645"): the loop counter is not it
                 counted = {}
             values.update(counted)
@@ -137,9 +137,14 @@ class JobProgress:
                 self.latest["step_time_s"] = (when - t0) / (step - s0)
         self.time_anchor = (when, step)
 
-    def _counter_step(self, n: float, total: float, line_epoch: float | None) -> dict[str, float]:
-        """Global step (and total) from a counter that may restart every epoch."""
+    def _counter_step(
+        self, n: float, total: float, line_epoch: float | None, within_epoch: bool = False
+    ) -> dict[str, float]:
+        """Global step (and total) from a counter that may restart every epoch (``within_epoch``: the line prints
+        it right after its epoch index, "Epoch [3][150/2500]", so it counts batches of that epoch)."""
         fam = self.counters.setdefault(total, _CounterFamily())
+        if within_epoch and line_epoch is not None and line_epoch > (self.min_epoch or 0) - 1 and line_epoch > 1:
+            fam.per_epoch = True
         epoch = line_epoch if line_epoch is not None else self.latest.get("epoch")
         restarted = (
             epoch is not None and fam.last_epoch is not None and fam.last_n is not None

@@ -208,7 +208,10 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
         ex.values.update(overrides)
     elif script.endswith(".py"):
         _python_entry(ws, ex, overrides)
-        ex.uses = find_uses(ws, ex.code, script, launch.args, ex.values, world_size=_world_size(launch, ex.code))
+        ex.uses = find_uses(
+            ws, ex.code, script, launch.args, ex.values, world_size=_world_size(launch, ex.code),
+            visible_gpus=launch.visible_gpus,
+        )  # fmt: skip
         ds = ex.uses.get("deepspeed")
         if ds is not None and isinstance(ds.value, str) and ex.get("deepspeed") is None:
             ex.values["deepspeed"] = Value(ds.value, ds.file, ds.line)

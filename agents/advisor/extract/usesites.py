@@ -82,6 +82,7 @@ class _Scope:
     attr_assigns: dict[str, list[tuple[int, ast.expr]]] = field(default_factory=dict)  # "args.lr" → [(line, rhs)]
     params: dict[str, Any] = field(default_factory=dict)  # name → value (or _UNKNOWN)
     branches: dict[tuple[str, int], tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    attr_conditions: dict[tuple[str, int], list[tuple[ast.expr, int]]] = field(default_factory=dict)
     parent: _Scope | None = None
 
 
@@ -108,6 +109,7 @@ class _Resolver:
         argv: list[str],
         settings: dict[str, Value],
         world_size: int | None = None,
+        visible_gpus: int | None = None,
     ) -> None:
         self.ws, self.file, self.settings, self.world_size = ws, file, settings, world_size
         self.cli = {k: v.value for k, v in flag_values(argv).items()}
@@ -118,6 +120,8 @@ class _Resolver:
         self.entry_points: set[str] = set()
         self.namespaces: set[str] = {"args", "opt", "opts", "hparams", "FLAGS", "flags", "hps"}
         self.unknown_overrides: set[str] = set()  # "args.batch_size" reassigned by code we cannot evaluate
+        self.visible_gpus = visible_gpus
+        self._tests: dict[int, ast.expr] = {}  # id(If) → its test
         self._index(tree, self.module)
 
     # --- indexing --------------------------------------------------------------------------------
@@ -140,6 +144,7 @@ class _Resolver:
     def _walk(self, node: ast.AST, scope: _Scope, branch: tuple[tuple[int, int], ...] = ()) -> None:
         """Statements nested in blocks belong to the same scope; ``branch`` says which arms of which ``if``."""
         if isinstance(node, ast.If):
+            self._tests[id(node)] = node.test
             self._walk(node.test, scope, branch)
             for arm, body in enumerate((node.body, node.orelse)):
                 for stmt in body:
@@ -193,6 +198,7 @@ class _Resolver:
                     self.namespaces.add(t.elts[0].id)
             elif isinstance(t, ast.Attribute) and (key := _dotted(t)):
                 scope.attr_assigns.setdefault(key, []).append((node.lineno, value))
+                scope.attr_conditions[(key, node.lineno)] = [(self._tests[i], arm) for i, arm in branch]
 
     def _call(self, node: ast.Call, scope: _Scope) -> None:
         name = _callee(node)
@@ -244,9 +250,49 @@ class _Resolver:
                 if isinstance(kk, str):
                     out[kk] = self.value(v, scope, line, d)
             return out
-        if isinstance(node, ast.JoinedStr | ast.List | ast.Tuple | ast.IfExp):
+        if isinstance(node, ast.IfExp):
+            test = self._truth(node.test, scope, line, d)
+            if test is None:
+                return _UNKNOWN
+            return self.value(node.body if test else node.orelse, scope, line, d)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            a, b = self.value(node.left, scope, line, d), self.value(node.comparators[0], scope, line, d)
+            if a is _UNKNOWN or b is _UNKNOWN or isinstance(a, _Namespace | dict) or isinstance(b, _Namespace | dict):
+                return _UNKNOWN
+            op = node.ops[0]
+            try:
+                return (
+                    {ast.Eq: a == b, ast.NotEq: a != b}.get(type(op), _UNKNOWN)
+                    if type(op) in (ast.Eq, ast.NotEq)
+                    else (
+                        {ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Lt: operator.lt, ast.LtE: operator.le}[
+                            type(op)
+                        ](a, b)
+                        if type(op) in (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
+                        else _UNKNOWN
+                    )
+                )
+            except TypeError:
+                return _UNKNOWN
+        if isinstance(node, ast.JoinedStr | ast.List | ast.Tuple):
             return _UNKNOWN
         return _UNKNOWN
+
+    def _arm_may_run(self, scope: _Scope, key: str, line: int, depth: int) -> bool:
+        """False when the assignment sits in an ``if`` arm whose condition evaluates to the other arm."""
+        for test, arm in scope.attr_conditions.get((key, line), ()):
+            truth = self._truth(test, scope, line, depth + 1)
+            if truth is not None and truth != (arm == 0):
+                return False
+        return True
+
+    def _truth(self, node: ast.expr, scope: _Scope, line: int, depth: int) -> bool | None:
+        """A condition's truth when it can be told (constants, flags, comparisons)."""
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            inner = self._truth(node.operand, scope, line, depth)
+            return None if inner is None else not inner
+        v = self.value(node, scope, line, depth)
+        return bool(v) if isinstance(v, bool | int | float | str) and v is not _UNKNOWN else None
 
     def _name(self, name: str, scope: _Scope, line: int, depth: int) -> Any:
         s: _Scope | None = scope
@@ -314,7 +360,11 @@ class _Resolver:
         if key:  # an assignment to this attribute before the use overrides whatever it held
             s: _Scope | None = scope
             while s is not None:
-                hits = [(ln, rhs) for ln, rhs in s.attr_assigns.get(key, []) if s is not scope or ln < line]
+                hits = [
+                    (ln, rhs)
+                    for ln, rhs in s.attr_assigns.get(key, [])
+                    if (s is not scope or ln < line) and self._arm_may_run(s, key, ln, depth)
+                ]
                 if hits:
                     ln, rhs = hits[-1]
                     v = self.value(rhs, s, ln, depth)
@@ -369,6 +419,13 @@ class _Resolver:
             return self._load_file(args[0] if args else None, scope, line, depth)
         if name in {"parse_args", "parse_known_args"}:
             return _Namespace("args")
+        if name == "device_count" and self.visible_gpus is not None:
+            return self.visible_gpus  # CUDA_VISIBLE_DEVICES on the command line
+        if name in ("min", "max") and len(args) >= 2:
+            vals = [self.value(a, scope, line, depth) for a in args]
+            if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vals):
+                return min(vals) if name == "min" else max(vals)
+            return _UNKNOWN
         if name in ("get_world_size", "world_size") and self.world_size is not None:
             return self.world_size  # the processes the launcher starts (torchrun --nproc_per_node x nodes)
         return _UNKNOWN
@@ -516,6 +573,20 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         yield "amp_dtype", ast.Constant("float16"), f"{name}()"  # on by default: CUDA autocast is float16
 
 
+def _dead_code(r: _Resolver, tree: ast.Module) -> set[int]:
+    """Nodes in an ``if`` arm that cannot run: the condition evaluates (``fp16 = False ... if fp16:``)."""
+    dead: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and id(node) not in dead:
+            line = node.lineno
+            truth = r._truth(node.test, _scope_at(r, tree, line), line, 0)
+            if truth is None:
+                continue
+            for stmt in node.orelse if truth else node.body:
+                dead.update(id(n) for n in ast.walk(stmt))
+    return dead
+
+
 def _loader_rank(call: ast.Call) -> int:
     """How surely a data loader call is the training loader: shuffled or built on "train" data (2), built on
     validation/test data (0), else 1. (The code's own words for its datasets, not a name convention.)"""
@@ -612,7 +683,13 @@ def _epoch_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
 
 
 def find_uses(
-    ws: Workspace, code: str, file: str, argv: list[str], settings: dict[str, Value], world_size: int | None = None
+    ws: Workspace,
+    code: str,
+    file: str,
+    argv: list[str],
+    settings: dict[str, Value],
+    world_size: int | None = None,
+    visible_gpus: int | None = None,
 ) -> dict[str, Use]:
     """Every hyper-parameter a consumer API in ``code`` receives whose value can be told, by field.
 
@@ -624,12 +701,13 @@ def find_uses(
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         return {}
-    r = _Resolver(ws, tree, file, argv, settings, world_size)
+    r = _Resolver(ws, tree, file, argv, settings, world_size, visible_gpus)
     out: dict[str, Use] = {}
     ranks: dict[str, int] = {}
+    dead = _dead_code(r, tree)
     for node in ast.walk(tree):
         charge_nodes()
-        if not isinstance(node, ast.Call):
+        if not isinstance(node, ast.Call) or id(node) in dead:
             continue
         scope = _scope_of(r, tree, node)
         for fieldname, arg, how in [*_consumers(node), *_helper_consumers(ws, r, node, file)]:
@@ -652,7 +730,10 @@ def find_uses(
                 ranks[fieldname] = rank
     if "amp_dtype" not in out:
         for mod_file, mod_tree in _imported_trees(ws, r, file):
+            conditional = {id(n) for i in ast.walk(mod_tree) if isinstance(i, ast.If) for n in ast.walk(i)}
             for node in ast.walk(mod_tree):
+                if id(node) in conditional:
+                    continue  # `if fp16: with autocast():` — whether it runs is the caller's setting
                 if (
                     isinstance(node, ast.Call) and _callee(node) in ("autocast", "GradScaler") and not node.args
                     and not _kwargs_any(node, ("dtype", "enabled"))

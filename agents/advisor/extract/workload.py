@@ -149,12 +149,45 @@ _WRAPPERS: Final = frozenset(
 )  # fmt: skip
 
 
+def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
+    """``optim.Adam(transformer.parameters(), ...)``: the constructor call that built ``transformer``."""
+    owners: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Call):
+            inner = node.args[0]
+            if (
+                isinstance(inner.func, ast.Attribute) and inner.func.attr == "parameters"
+                and isinstance(inner.func.value, ast.Name)
+            ):  # fmt: skip
+                owners.append(inner.func.value.id)
+    for name in owners:
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+                and isinstance(node.value, ast.Call)
+            ):  # fmt: skip
+                call = node.value
+                while (
+                    isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda", "half", "float", "train")
+                    and isinstance(call.func.value, ast.Call)
+                ):  # fmt: skip
+                    call = call.func.value  # Transformer(...).to(device)
+                func = call.func
+                cls = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if cls and cls[0].isupper() and cls not in _WRAPPERS:
+                    return cls, call
+    return None
+
+
 def _model_call(ex: Extraction) -> tuple[str, ast.Call] | None:
     """The constructor call that builds the model in the entry script (``model = UNet(...)``)."""
     try:
         tree = ast.parse(ex.code)
     except SyntaxError:
         return None
+    owner = _optimized_module(tree)
+    if owner is not None:  # the module whose parameters the optimizer trains: its constructor names the model
+        return owner
     for m in _MODEL_VAR.finditer(ex.code):
         if m.group("cls") in _WRAPPERS:
             continue  # `model = DistributedDataParallel(model)` wraps the model; it does not build one
@@ -271,7 +304,7 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
         return canonical_dataset(u.value) or u.value
     for key in _DATASET_KEYS:
         v = ex.get(key)
-        if v is None or not isinstance(v.value, str) or "${" in v.value:
+        if v is None or not isinstance(v.value, str) or "${" in v.value or not v.value.strip():
             continue
         canon = canonical_dataset(v.value)
         if (
