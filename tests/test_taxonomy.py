@@ -24,6 +24,8 @@ LIB_STD = Frame("/usr/lib/python3.11/json/decoder.py", 355, "raw_decode")
         ("RuntimeError", "NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details), ncclInvalidUsage",
          (JOB, LIB_TORCH), "user_script", None),
         ("RuntimeError", "CUDA error: an illegal memory access was encountered", (JOB,), "other", None),
+        ("RuntimeError", "CUDA error: CUDA-capable device(s) is/are busy or unavailable", (JOB, LIB_TORCH),
+         "infrastructure", "gpu"),
         ("RuntimeError", "mat1 and mat2 shapes cannot be multiplied (8x512 and 256x10)", (JOB, LIB_TORCH),
          "user_script", None),
         ("RuntimeError", "Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cpu!",

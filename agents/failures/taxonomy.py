@@ -4,7 +4,8 @@ Known signatures (:mod:`~schedmate.agents.failures.signatures`) say what a line 
 disk). Everything else is decided here from the error itself, in this order:
 
 1. **Infrastructure by what the system reported**: OS errors whose errno names a storage fault
-   (``ENOSPC``, ``EDQUOT``, ``EIO``, ``ESTALE``, ``EROFS``, ``ENOTCONN``), and NCCL's own error classes
+   (``ENOSPC``, ``EDQUOT``, ``EIO``, ``ESTALE``, ``EROFS``, ``ENOTCONN``), a GPU the driver reports busy or
+   unusable, and NCCL's own error classes
    (``ncclSystemError``: a socket/system call failed — the node or network; ``ncclInternalError``
    during transport: the network).
 2. **Asynchronous CUDA faults** (illegal address, launch failure): CUDA reports them at a later API call,
@@ -60,6 +61,12 @@ _NCCL_SYSTEM: Final = re.compile(r"\bncclSystemError\b|\bunhandled system error\
 _NCCL_INTERNAL: Final = re.compile(r"\bncclInternalError\b|\binternal error - please report this issue to the NCCL\b")
 _NCCL_USAGE: Final = re.compile(r"\bncclInvalid(?:Argument|Usage)\b|\binvalid (?:argument|usage)\b.{0,40}\bNCCL\b")
 _NCCL_CUDA: Final = re.compile(r"\bncclUnhandledCudaError\b|\bunhandled cuda error\b", re.IGNORECASE)
+# The GPU or its driver is not usable on this node (another process holds it, the driver did not load).
+_GPU_UNAVAILABLE: Final = re.compile(
+    r"\bbusy or unavailable\b|\bCUDA driver initialization failed\b|\bcudaErrorDevicesUnavailable\b|"
+    r"\bDriver Not Loaded\b|\bGPU requires reset\b|\bcuInit\b.{0,40}\bfailed\b",
+    re.IGNORECASE,
+)
 _CUDA_ASYNC: Final = re.compile(
     r"\billegal memory access\b|\bmisaligned address\b|\bunspecified launch failure\b|\billegal instruction\b|"
     r"\bcudaErrorIllegalAddress\b|\blaunch timed out\b",
@@ -160,6 +167,8 @@ def classify_error(exc_type: str, message: str, frames: Sequence[Frame] = ()) ->
     errno = _errno_component(text)
     if errno is not None:
         return Verdict("infrastructure", "storage", 0.75, f"the storage failed ({errno}): {head}")
+    if _GPU_UNAVAILABLE.search(text):
+        return Verdict("infrastructure", "gpu", 0.6, f"the node's GPU or driver is not usable: {head}")
     if _NCCL_SYSTEM.search(text):
         return Verdict("infrastructure", "network", 0.6,
                        f"NCCL could not make a system call (socket/shared memory) on this node: {head}")  # fmt: skip
