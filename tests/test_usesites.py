@@ -273,3 +273,25 @@ def test_conditions_that_evaluate_prune_arms_and_pick_values(tmp_path: Path) -> 
     md = extract_metadata(tmp_path, "CUDA_VISIBLE_DEVICES=0 python train.py")
     assert (md.batch_size_per_device, md.learning_rate, md.precision) == (16, 2.5e-3, "fp32")
     assert md.model_name == "Darknet"
+
+
+def test_module_launches_shell_args_accumulation_and_spawned_ddp(tmp_path: Path) -> None:
+    """``torchrun -m pkg.main`` reads pkg/main.py; ``"$@"`` is no flag value; ``if (i + 1) % N == 0:
+    optimizer.step()`` in a helper makes N the accumulation; a script spawning DDP processes is ``ddp``."""
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/main.py": "import argparse\nfrom pkg.engine import train_one_epoch\np = argparse.ArgumentParser()\n"
+                       "p.add_argument('--batch-size', type=int, default=32)\np.add_argument('--update-freq', type=int, default=1)\n"
+                       "args = p.parse_args()\ntrain_one_epoch(model, loader, update_freq=args.update_freq)\n",
+        "pkg/engine.py": "def train_one_epoch(model, loader, update_freq=1):\n    for i, b in enumerate(loader):\n"
+                         "        if (i + 1) % update_freq == 0:\n            optimizer.step()\n",
+    })  # fmt: skip
+    md = extract_metadata(tmp_path, "torchrun --nproc_per_node 2 -m pkg.main --batch-size 16 --update-freq 4")
+    assert (md.batch_size_per_device, md.global_batch_size) == (16, 16 * 4 * 2)
+    write(tmp_path / "s", {
+        "run.sh": 'python train.py --lr 0.1 --fp16 "$@"\n',
+        "train.py": "import torch.multiprocessing as mp\nfrom torch.nn.parallel import DistributedDataParallel\n"
+                    "def worker(i):\n    DistributedDataParallel(model)\nmp.spawn(worker, nprocs=4)\n",
+    })  # fmt: skip
+    md2 = extract_metadata(tmp_path / "s", "bash run.sh")
+    assert (md2.precision, md2.learning_rate, md2.distributed) == ("fp16", 0.1, "ddp")

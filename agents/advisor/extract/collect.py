@@ -33,7 +33,7 @@ __all__ = ["Extraction", "collect_settings"]
 
 # A leaf under an evaluation/test section ("eval.max_iters") is not the training setting of that name.
 _EVAL_SECTION: Final = re.compile(r"(?:^|\.)(?:eval|evaluation|val|valid|validation|test|testing|inference)\.", re.I)
-_CONFIG_FLAGS: Final = ("-c", "--config", "--config_file", "--config-file", "--cfg", "--config-path")
+_CONFIG_FLAGS: Final = ("-c", "--config", "--config_file", "--config-file", "--cfg", "--config-path", "--base")
 _CONFIG_SUFFIXES: Final = (".py", ".yaml", ".yml", ".json", ".toml")
 
 

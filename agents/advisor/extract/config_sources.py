@@ -307,7 +307,7 @@ def flag_values(args: list[str]) -> dict[str, Value]:
         a = args[i]
         if a.startswith("--") and "=" not in a and len(a) > 2:
             key = a[2:].replace("-", "_")
-            if i + 1 < len(args) and not args[i + 1].startswith("--"):
+            if i + 1 < len(args) and not args[i + 1].startswith(("--", "$")):  # "$@" is the shell's, not a value
                 out[key] = Value(parse_literal(args[i + 1]), "command")
                 i += 2
                 continue

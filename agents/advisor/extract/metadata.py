@@ -48,7 +48,7 @@ _EPOCH_KEYS = ("num_train_epochs", "epochs", "max_epochs", "trainer.max_epochs",
 _STEP_KEYS = ("max_steps", "max_iters", "train_iters", "num_steps", "total_steps", "train_steps", "steps", "MAX_ITER")
 _TRAINING_LAUNCHERS = ("python", "llamafactory-cli")
 _HF_TRAINER = re.compile(
-    r"\b(?:transformers\.)?(?:Seq2Seq)?Trainer\(\s*(?:model|args)\b|\b(?:SFT|DPO|ORPO|KTO|PPO|GRPO|Reward|CPO)Trainer\("
+    r"\b(?:transformers\.)?\w*Trainer\(\s*(?:model|args)\s*=|\b(?:SFT|DPO|ORPO|KTO|PPO|GRPO|Reward|CPO)Trainer\("
 )
 
 
@@ -93,6 +93,14 @@ class _Setup:
 def _resolve_launch(root: Workspace, launch: Launch) -> tuple[Workspace, Launch]:
     ws = root.sub(launch.cwd) if launch.cwd != "." else root
     launch = follow_shell_script(ws, launch)
+    if launch.script and "-m" in launch.launcher_args[-1:] and re.fullmatch(r"[\w.]+", launch.script):
+        launch.module, launch.script = launch.script, None  # `torchrun --nproc_per_node 2 -m pkg.main`
+    if not launch.script and launch.module:  # `python -m pkg.train`, `torchrun -m pkg.train`: the module's file
+        base = launch.module.replace(".", "/")
+        for cand in (f"{base}.py", f"{base}/__main__.py"):
+            if ws.exists(cand):
+                launch.script = cand
+                break
     if launch.script and Path(launch.script).is_absolute():  # `python /abs/path/train.py`: fine if it is inside
         with contextlib.suppress(ValueError, OSError):
             launch.script = Path(launch.script).resolve().relative_to(ws.root).as_posix()
@@ -127,6 +135,13 @@ def _setup(ex: Extraction) -> _Setup:
         distributed = "fsdp"
     elif (num_gpus or 1) > 1 or (strategy is not None and "ddp" in str(strategy.value)):
         distributed = "ddp"
+    elif (
+        launch.launcher == "python"
+        and re.search(r"\bspawn\(", ex.code)
+        and "DistributedDataParallel(" in ex.code
+        and ("--multiprocessing-distributed" in launch.args or not re.search(r"multiprocessing.distributed", ex.code))
+    ):
+        distributed = "ddp"  # the script spawns one DDP process per GPU itself
     else:
         distributed = "single_gpu"
     return _Setup(num_gpus, distributed, stage)
@@ -202,7 +217,7 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         fw += ["Lightning"]
         if "@hydra.main" in code:
             fw.append("Hydra")
-    elif _HF_TRAINER.search(code):  # the code hands training to an HF / TRL trainer it constructs
+    elif _HF_TRAINER.search(code) and re.search(r"^\s*(?:from|import) (?:transformers|trl)\b", code, re.M):
         fw.append("HF Trainer")
         if re.search(r"^\s*(?:from trl\b|import trl\b)", code, re.M):
             fw.append("TRL")

@@ -520,6 +520,24 @@ def _args_of(call: ast.Call, kws: tuple[str, ...], pos: int | None = None) -> as
     return None
 
 
+def _accumulation_sites(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
+    """``if (i + 1) % N == 0: optimizer.step()``: N micro-batches are accumulated per optimizer step."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1):
+            continue
+        left, right = node.test.left, node.test.comparators[0]
+        if not (isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod)):
+            continue
+        if not (isinstance(right, ast.Constant) and right.value == 0 and isinstance(node.test.ops[0], ast.Eq)):
+            continue
+        steps = any(
+            isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in ("step", "zero_grad")
+            for stmt in node.body for c in ast.walk(stmt)
+        )  # fmt: skip
+        if steps:
+            yield left.right, node.lineno
+
+
 def _kwargs_any(call: ast.Call, names: tuple[str, ...]) -> bool:
     return any(kw.arg in names for kw in call.keywords)
 
@@ -608,8 +626,14 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
     fn = _imported_function(ws, r, name, file)
     if fn is None:
         return []
-    params = [p.arg for p in [*fn.args.posonlyargs, *fn.args.args]]
+    params = [p.arg for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]]
     out: list[tuple[str, ast.expr, str]] = []
+    for expr, _ in _accumulation_sites(fn):
+        if isinstance(expr, ast.Name) and expr.id in params:
+            idx = params.index(expr.id)
+            mapped = _args_of(call, (expr.id,), idx if idx < len(fn.args.posonlyargs) + len(fn.args.args) else None)
+            if mapped is not None:
+                out.append(("grad_accum", mapped, f"{name}() → step every N micro-batches"))
     for node in ast.walk(fn):
         charge_nodes()
         if not isinstance(node, ast.Call):
@@ -728,6 +752,10 @@ def find_uses(
             if prev is None or rank > ranks.get(fieldname, 1) or (rank == ranks.get(fieldname, 1) and later):
                 out[fieldname] = Use(v, file, node.lineno, how)
                 ranks[fieldname] = rank
+    for expr, line in _accumulation_sites(tree):
+        v = r.value(expr, _scope_at(r, tree, line), line)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0 and "grad_accum" not in out:
+            out["grad_accum"] = Use(v, file, line, "step every N micro-batches")
     if "amp_dtype" not in out:
         for mod_file, mod_tree in _imported_trees(ws, r, file):
             conditional = {id(n) for i in ast.walk(mod_tree) if isinstance(i, ast.If) for n in ast.walk(i)}
