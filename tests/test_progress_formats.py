@@ -118,3 +118,23 @@ def test_keras_bars_windowed_losses_and_epoch_led_counters() -> None:
     assert snap(["step 12 - loss 1.25 - moving ave loss 1.40"])["loss"] == 1.25
     got2 = snap(["2024-01-01 10:00:00 - INFO - Epoch [3][150/2500]\tlr: 0.02, time: 1.0, loss: 0.04"])
     assert got2["step"] == 2 * 2500 + 150
+
+
+def test_a_diverged_loss_survives_the_state_record_and_the_metrics_event() -> None:
+    """A NaN loss round-trips through the job's durable state (JobState JSON) and a jobs.metrics event; a stored
+    value that is no number is dropped on restore instead of failing the worker."""
+    from schedmate.agents.logtext.slots import learn_spec, numbers_of  # noqa: PLC0415
+    from schedmate.agents.tracker.progress import JobProgress  # noqa: PLC0415
+    from schedmate.schemas.jobs_metrics import JobMetrics  # noqa: PLC0415
+    from schedmate.schemas.track_state import JobState, TrackPart  # noqa: PLC0415
+
+    jp = JobProgress()
+    line = "step 2 loss nan"
+    jp.update(learn_spec(line), numbers_of(line), 1)
+    stored = JobState(job_id="j", track=TrackPart(progress=jp.to_state())).to_bytes()
+    back = JobProgress.from_state(JobState.model_validate_json(stored).track.progress)
+    assert back.snapshot().step == 2 and math.isnan(back.snapshot().loss or 0.0)
+    event = JobMetrics(job_id="j", window_start=0, window_end=1, loss=float("inf")).to_bytes()
+    assert b'"loss":"Infinity"' in event and JobMetrics.model_validate_json(event).loss == math.inf
+    odd = JobProgress.from_state({"latest": {"loss": None, "step": "x", "lr": 0.1}})
+    assert odd.latest == {"lr": 0.1}

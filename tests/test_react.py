@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from schedmate.agents.advisor.react import react_fill
+from schedmate.agents.advisor.react import ReactReport, react_fill
 from schedmate.agents.ml.llm import LLMClient
 from schedmate.schemas.jobs_metadata import WorkloadMetadata
 
@@ -58,6 +58,19 @@ class Scripted:
         await self._runner.cleanup()
 
 
+async def fill(
+    turns: Callable[[int, float], dict[str, Any]], work: Path, **kw: Any
+) -> tuple[WorkloadMetadata, ReactReport, list[dict[str, Any]]]:
+    """Run the agent on ``work`` against a scripted server; the server's recorded requests come back too."""
+    async with Scripted(turns) as server:
+        client = LLMClient(server.url, timeout_s=10)
+        try:
+            meta, report = await react_fill(work, "python train.py", OPEN, client, **kw)
+        finally:
+            await client.close()
+    return meta, report, server.requests
+
+
 def _script(turn: int, _: float) -> dict[str, Any]:
     return [
         {"thought": "look", "action": "list_files", "path": "."},
@@ -80,17 +93,12 @@ async def test_only_values_proven_by_a_read_file_are_accepted(tmp_path: Path) ->
     (work / "train.py").write_text(TRAIN)
     (work / "config.yaml").write_text("epochs: 10\n")
     (tmp_path / "secret.txt").write_text("TOKEN=abc\n")
-    async with Scripted(_script) as server:
-        client = LLMClient(server.url, timeout_s=10)
-        try:
-            meta, report = await react_fill(work, "python train.py", OPEN, client, samples=1)
-        finally:
-            await client.close()
+    meta, report, requests = await fill(_script, work, samples=1)
     assert meta.learning_rate == 0.0125 and meta.batch_size_per_device is None and meta.epochs is None
     src = meta.provenance["learning_rate"]
     assert (src.file, src.line, src.path) == ("train.py", 2, "react")
     assert report.refused_paths == ["../secret.txt"]
-    assert not any("TOKEN=abc" in json.dumps(r) for r in server.requests)  # nothing outside reached the model
+    assert not any("TOKEN=abc" in json.dumps(r) for r in requests)  # nothing outside reached the model
     assert len(report.rejected) == 3 and report.calls == 4 and report.prompt_tokens == 400
 
 
@@ -106,20 +114,11 @@ async def test_samples_vote_and_turns_are_bounded(tmp_path: Path) -> None:
         return {"thought": "", "action": "answer",
                 "answers": [{"field": "learning_rate", "value": value, "file": "train.py", "quote": line}]}  # fmt: skip
 
-    async with Scripted(vote) as server:
-        client = LLMClient(server.url, timeout_s=10)
-        try:
-            meta, _ = await react_fill(tmp_path, "python train.py", OPEN, client, samples=3)
-        finally:
-            await client.close()
+    meta, _, _ = await fill(vote, tmp_path, samples=3)
     assert meta.learning_rate == 0.2
 
-    async with Scripted(lambda turn, t: {"thought": "", "action": "list_files", "path": "."}) as server:
-        client = LLMClient(server.url, timeout_s=10)
-        try:
-            meta2, report = await react_fill(tmp_path, "python train.py", OPEN, client, samples=2, max_turns=3)
-        finally:
-            await client.close()
+    listing = {"thought": "", "action": "list_files", "path": "."}
+    meta2, report, _ = await fill(lambda turn, t: listing, tmp_path, samples=2, max_turns=3)
     assert report.turns == 6 and report.calls == 6 and meta2.learning_rate is None
 
 

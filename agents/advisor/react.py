@@ -104,8 +104,7 @@ def _list(ws: Workspace, folder: str) -> str:
     return "\n".join(out) or "(no text files)"
 
 
-def _read(ws: Workspace, path: str) -> str:
-    text = ws.read_text(path)[:_READ_CHARS]
+def _numbered(text: str) -> str:
     return "\n".join(f"{i}: {line}" for i, line in enumerate(text.splitlines(), 1))
 
 
@@ -172,13 +171,14 @@ async def _one_sample(
             break
         path = (step.path or ".").strip()
         try:
-            shown = _list(ws, path) if step.action == "list_files" else _read(ws, path)
+            if step.action == "list_files":
+                shown = _list(ws, path)
+            else:
+                text = sample.read[_rel(path)] = ws.read_text(path)[:_READ_CHARS]
+                shown = _numbered(text)
         except (WorkspaceError, OSError, ValueError) as exc:
             report.refused_paths.append(path[:200])
             shown = f"refused: {str(exc)[:200]}"
-        else:
-            if step.action == "read_file":
-                sample.read[_rel(path)] = ws.read_text(path)[:_READ_CHARS]
         transcript.append(f"{step.action} {path}:\n{shown}")
     return sample
 

@@ -37,6 +37,16 @@ class ProgressSnapshot:
         return asdict(self)
 
 
+def _as_float(v: Any) -> float | None:
+    """A stored metric value: numbers, and the "NaN"/"Infinity" strings non-finite floats travel as."""
+    if isinstance(v, bool) or not isinstance(v, int | float | str):
+        return None
+    try:
+        return float(v)
+    except ValueError:
+        return None
+
+
 def _per_second(batch: float | None, step_time: float | None) -> float | None:
     """Samples per second from the global batch and the step time (Megatron prints both, not the rate)."""
     return None if batch is None or not step_time else round(batch / step_time, 6)
@@ -143,7 +153,7 @@ class JobProgress:
         """Global step (and total) from a counter that may restart every epoch (``within_epoch``: the line prints
         it right after its epoch index, "Epoch [3][150/2500]", so it counts batches of that epoch)."""
         fam = self.counters.setdefault(total, _CounterFamily())
-        if within_epoch and line_epoch is not None and line_epoch > (self.min_epoch or 0) - 1 and line_epoch > 1:
+        if within_epoch and line_epoch is not None and line_epoch > 1:  # epoch 2+: the counter has restarted
             fam.per_epoch = True
         epoch = line_epoch if line_epoch is not None else self.latest.get("epoch")
         restarted = (
@@ -210,7 +220,7 @@ class JobProgress:
     def from_state(cls, d: dict[str, Any]) -> JobProgress:
         """Inverse of :meth:`to_state`."""
         return cls(
-            latest={k: float(v) for k, v in d.get("latest", {}).items()},  # "NaN" comes back as a float
+            latest={k: f for k, v in d.get("latest", {}).items() if (f := _as_float(v)) is not None},
             line=d.get("line"),
             min_epoch=d.get("min_epoch"),
             main_bar_total=d.get("main_bar_total"),

@@ -122,24 +122,26 @@ class _Resolver:
         self.unknown_overrides: set[str] = set()  # "args.batch_size" reassigned by code we cannot evaluate
         self.visible_gpus = visible_gpus
         self._tests: dict[int, ast.expr] = {}  # id(If) → its test
+        self._modules: dict[str, ast.Module | None] = {}  # workspace module path → parsed (once)
+        self._helpers: dict[str, ast.FunctionDef | None] = {}  # imported name → its definition (once)
+        self._scope_lines: dict[int, _Scope] = {}  # line → innermost function scope (once)
         self._index(tree, self.module)
+
+    def parsed(self, path: str) -> ast.Module | None:
+        """A workspace module, read and parsed once per extraction."""
+        if path not in self._modules:
+            text = self.ws.read_text_or_none(path)
+            try:
+                self._modules[path] = ast.parse(text) if text else None
+            except (SyntaxError, ValueError):
+                self._modules[path] = None
+        return self._modules[path]
 
     # --- indexing --------------------------------------------------------------------------------
     def _index(self, node: ast.AST, scope: _Scope) -> None:
         self.scopes[node] = scope
         for child in ast.iter_child_nodes(node):
-            charge_nodes()
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                self.functions.setdefault(child.name, child)
-                self._index(child, _Scope(child, parent=scope))
-                continue
-            if isinstance(child, ast.ClassDef):
-                continue  # model code: the parameter counter's business
-            if isinstance(child, ast.Assign | ast.AnnAssign | ast.AugAssign):
-                self._assignment(child, scope)
-            elif isinstance(child, ast.Call):
-                self._call(child, scope)
-            self._walk(child, scope)
+            self._visit(child, scope, ())
 
     def _walk(self, node: ast.AST, scope: _Scope, branch: tuple[tuple[int, int], ...] = ()) -> None:
         """Statements nested in blocks belong to the same scope; ``branch`` says which arms of which ``if``."""
@@ -669,31 +671,24 @@ def _imported_trees(ws: Workspace, r: _Resolver, file: str) -> Iterator[tuple[st
                 if not path or path in seen or len(seen) >= 12:
                     continue
                 seen.add(path)
-                text = ws.read_text_or_none(path)
-                try:
-                    yield path, ast.parse(text or "")
-                except (SyntaxError, ValueError):
-                    continue
+                if (tree := r.parsed(path)) is not None:
+                    yield path, tree
 
 
 def _imported_function(ws: Workspace, r: _Resolver, name: str, file: str) -> ast.FunctionDef | None:
-    """The definition of ``name`` imported into the entry script from a workspace module."""
-    for node in ast.walk(r.module.node):
-        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
-            real = next(a.name for a in node.names if (a.asname or a.name) == name)
-            path = ws.module_file(node.module or "", node.level, file)
-            text = ws.read_text_or_none(path) if path else None
-            if not text:
-                return None
-            try:
-                mod = ast.parse(text)
-            except (SyntaxError, ValueError):
-                return None
-            for d in mod.body:
-                if isinstance(d, ast.FunctionDef) and d.name == real:
-                    return d
-            return None
-    return None
+    """The definition of ``name`` imported into the entry script from a workspace module (looked up once)."""
+    if name not in r._helpers:
+        r._helpers[name] = None
+        for node in ast.walk(r.module.node):
+            if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
+                real = next(a.name for a in node.names if (a.asname or a.name) == name)
+                path = ws.module_file(node.module or "", node.level, file)
+                mod = r.parsed(path) if path else None
+                r._helpers[name] = next(
+                    (d for d in (mod.body if mod else []) if isinstance(d, ast.FunctionDef) and d.name == real), None
+                )
+                break
+    return r._helpers[name]
 
 
 def _epoch_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
@@ -733,7 +728,7 @@ def find_uses(
         charge_nodes()
         if not isinstance(node, ast.Call) or id(node) in dead:
             continue
-        scope = _scope_of(r, tree, node)
+        scope = _scope_at(r, tree, node.lineno)
         for fieldname, arg, how in [*_consumers(node), *_helper_consumers(ws, r, node, file)]:
             v = r.value(arg, scope, node.lineno)
             if v is _UNKNOWN and any(
@@ -789,12 +784,10 @@ def find_uses(
     return out
 
 
-def _scope_of(r: _Resolver, tree: ast.Module, node: ast.AST) -> _Scope:
-    return _scope_at(r, tree, getattr(node, "lineno", 0))
-
-
 def _scope_at(r: _Resolver, tree: ast.Module, line: int) -> _Scope:
-    """The innermost function scope around ``line``."""
+    """The innermost function scope around ``line`` (computed once per line)."""
+    if line in r._scope_lines:
+        return r._scope_lines[line]
     best: _Scope = r.module
     for fn_node, scope in r.scopes.items():
         if isinstance(fn_node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -803,4 +796,5 @@ def _scope_at(r: _Resolver, tree: ast.Module, line: int) -> _Scope:
                 not isinstance(best.node, ast.FunctionDef | ast.AsyncFunctionDef) or fn_node.lineno >= best.node.lineno
             ):
                 best = scope
+    r._scope_lines[line] = best
     return best

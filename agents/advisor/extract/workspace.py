@@ -72,6 +72,7 @@ class Workspace:
         self.max_file_bytes = max_file_bytes
         self.max_files = max_files
         self.reads = reads if reads is not None else {}  # real path → sha1 of every file read (version manager)
+        self._texts: dict[Path, str] = {}  # real path → text: a file read twice is read (and charged) once
 
     def resolve(self, rel: str | Path) -> Path:
         """The real path of ``rel`` inside the root; raises :class:`WorkspaceError` if it escapes."""
@@ -96,6 +97,8 @@ class Workspace:
     def read_text(self, rel: str | Path) -> str:
         """Text of a file inside the root (refuses big and binary files, FIFOs and devices; never blocks)."""
         path = self.resolve(rel)
+        if path in self._texts:
+            return self._texts[path]
         try:
             data = read_regular_file(path, self.max_file_bytes)
         except OSError as exc:
@@ -104,7 +107,8 @@ class Workspace:
         if b"\x00" in data[:8192]:
             raise WorkspaceError(f"{rel}: binary file")
         self.reads[str(path)] = hashlib.sha1(data, usedforsecurity=False).hexdigest()
-        return data.decode("utf-8", errors="replace")
+        text = self._texts[path] = data.decode("utf-8", errors="replace")
+        return text
 
     def read_text_or_none(self, rel: str | Path) -> str | None:
         """Text of a file inside the root, or None where :meth:`read_text` would refuse it."""
