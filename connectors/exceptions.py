@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from schedmate.schemas.exceptions import SchedMateError
 
-__all__ = ["CheckpointError", "ConnectorError"]
+__all__ = ["CheckpointError", "ConnectorError", "TraceError"]
 
 
 class ConnectorError(SchedMateError):
@@ -13,3 +13,7 @@ class ConnectorError(SchedMateError):
 
 class CheckpointError(ConnectorError):
     """A tailer checkpoint cannot be read or written."""
+
+
+class TraceError(ConnectorError):
+    """A cluster trace cannot be read or lacks a column the simulator needs."""

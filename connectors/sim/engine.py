@@ -1,0 +1,217 @@
+"""The discrete-event loop: arrivals, completions and policy timers over one :class:`Cluster`.
+
+A job's work is its trace duration at full speed; it runs at ``rate`` 1 alone and below 1 when a
+policy packs two jobs on the same GPUs. A preempted job keeps what it did (checkpointed) and pays a
+restore overhead when it runs again. A job's completion time is its end minus its submission.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from schedmate.connectors.sim.cluster import Allocation, Cluster
+from schedmate.connectors.sim.trace import TraceJob
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from schedmate.connectors.sim.policies import Policy
+
+__all__ = ["JobResult", "SimJob", "Simulation"]
+
+_FINISH = 0
+_TIMER = 1
+
+
+@dataclass(eq=False, slots=True)
+class SimJob:
+    """A trace job inside the simulation."""
+
+    idx: int
+    trace: TraceJob
+    gpus: int
+    work_s: float  # seconds of work at full speed (the trace duration)
+    submit_s: float
+    remaining_s: float = 0.0
+    rate: float = 1.0
+    last_s: float = 0.0  # when remaining_s was last brought up to date
+    start_s: float | None = None  # first start
+    end_s: float | None = None
+    alloc: Allocation | None = None
+    version: int = 0
+    attained_gpu_s: float = 0.0  # GPU-seconds run before the current run
+    run_since_s: float = 0.0
+    preemptions: int = 0
+    priority: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)  # what the policy keeps about the job
+
+    @property
+    def running(self) -> bool:
+        """Whether the job holds GPUs now."""
+        return self.alloc is not None
+
+    def attained(self, now: float) -> float:
+        """GPU-seconds of service so far."""
+        return self.attained_gpu_s + ((now - self.run_since_s) * self.gpus if self.alloc is not None else 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class JobResult:
+    """How one job fared."""
+
+    job_id: str
+    submit_s: float
+    start_s: float
+    end_s: float
+    duration_s: float
+    gpus: int
+    preemptions: int
+
+    @property
+    def jct_s(self) -> float:
+        """Job completion time: end - submission."""
+        return self.end_s - self.submit_s
+
+    @property
+    def queue_s(self) -> float:
+        """Time before the first start."""
+        return self.start_s - self.submit_s
+
+
+class Simulation:
+    """One policy over one trace on one cluster."""
+
+    def __init__(
+        self,
+        jobs: list[TraceJob],
+        cluster: Cluster,
+        policy: Policy,
+        restore_overhead_s: float = 62.0,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self.policy = policy
+        self.restore_overhead_s = restore_overhead_s  # Tiresias §5.2.4: 62 s average preemption overhead
+        self.progress = progress
+        self.jobs = [
+            SimJob(i, j, j.gpus, j.duration_s, j.submit_s, remaining_s=j.duration_s) for i, j in enumerate(jobs)
+        ]
+        self.jobs.sort(key=lambda j: (j.submit_s, j.idx))
+        self.now = 0.0
+        self.finished = 0
+        self._events: list[tuple[float, int, int, int, int, str]] = []
+        self._seq = 0
+        self.results: list[JobResult] = []
+
+    # --- actions a policy takes -------------------------------------------------------------------
+    def _push(self, t: float, kind: int, job: SimJob, tag: str = "") -> None:
+        self._seq += 1
+        heapq.heappush(self._events, (t, kind, self._seq, job.idx, job.version, tag))
+
+    def _settle(self, job: SimJob) -> None:
+        job.remaining_s = max(0.0, job.remaining_s - (self.now - job.last_s) * job.rate)
+        job.last_s = self.now
+
+    def _arm(self, job: SimJob) -> None:
+        job.version += 1
+        self._push(self.now + job.remaining_s / job.rate, _FINISH, job)
+
+    def start(self, job: SimJob, alloc: Allocation | None = None) -> None:
+        """Run ``job`` on new GPUs (``fits`` must hold) or alongside the jobs of ``alloc``."""
+        if job.alloc is not None or job.end_s is not None:
+            raise AssertionError(f"job {job.trace.job_id} started twice")
+        if alloc is None:
+            alloc = self.cluster.allocate(job.gpus)
+        elif alloc.gpus != job.gpus or not alloc.jobs:
+            raise AssertionError("a packed job must share a running job's GPUs of the same count")
+        alloc.jobs.append(job.idx)
+        job.alloc = alloc
+        if job.start_s is None:
+            job.start_s = self.now
+        job.last_s = self.now
+        job.run_since_s = self.now
+        job.rate = 1.0
+        self._arm(job)
+
+    def set_rate(self, job: SimJob, rate: float) -> None:
+        """Change a running job's speed (packing, unpacking)."""
+        self._settle(job)
+        job.rate = max(1e-3, rate)
+        self._arm(job)
+
+    def preempt(self, job: SimJob) -> None:
+        """Stop ``job`` (checkpointed: it keeps its progress, pays the restore overhead on its next run)."""
+        alloc = job.alloc
+        if alloc is None:
+            raise AssertionError("preempting a job that is not running")
+        self._settle(job)
+        job.attained_gpu_s += (self.now - job.run_since_s) * job.gpus
+        job.remaining_s += self.restore_overhead_s
+        job.preemptions += 1
+        job.version += 1  # its completion event is void
+        self._leave(job, alloc)
+
+    def _leave(self, job: SimJob, alloc: Allocation) -> None:
+        alloc.jobs.remove(job.idx)
+        job.alloc = None
+        if not alloc.jobs:
+            self.cluster.release(alloc)
+        else:
+            for other in alloc.jobs:
+                self.policy.on_unpacked(self.by_idx[other], self.now)
+
+    def timer(self, job: SimJob, at: float, tag: str) -> None:
+        """Call the policy's ``on_timer(job, tag)`` at ``at`` unless the job's state changes first."""
+        self._push(at, _TIMER, job, tag)
+
+    # --- the loop ---------------------------------------------------------------------------------
+    def run(self) -> list[JobResult]:
+        """Simulate until every job finished; the results in submission order."""
+        self.by_idx = {j.idx: j for j in self.jobs}
+        self.policy.bind(self)
+        arrivals = self.jobs
+        n, i = len(arrivals), 0
+        events = self._events
+        while i < n or events:
+            t_arr = arrivals[i].submit_s if i < n else math.inf
+            t_ev = events[0][0] if events else math.inf
+            self.now = now = min(t_arr, t_ev)
+            while events and events[0][0] <= now:
+                _, kind, _, idx, version, tag = heapq.heappop(events)
+                job = self.by_idx[idx]
+                if version != job.version:
+                    continue
+                if kind == _FINISH:
+                    self._finish(job)
+                else:
+                    self.policy.on_timer(job, tag)
+            while i < n and arrivals[i].submit_s <= now:
+                job = arrivals[i]
+                job.last_s = now
+                self.policy.on_arrival(job)
+                i += 1
+            self.policy.schedule()
+        if self.finished != n:
+            raise AssertionError(f"{n - self.finished} jobs never finished")
+        self.results.sort(key=lambda r: (r.submit_s, r.job_id))
+        return self.results
+
+    def _finish(self, job: SimJob) -> None:
+        alloc = job.alloc
+        if alloc is None or job.end_s is not None:
+            raise AssertionError(f"job {job.trace.job_id} finished twice or while not running")
+        job.remaining_s = 0.0
+        job.end_s = self.now
+        job.attained_gpu_s += (self.now - job.run_since_s) * job.gpus
+        job.version += 1
+        self._leave(job, alloc)
+        self.finished += 1
+        assert job.start_s is not None
+        self.results.append(JobResult(job.trace.job_id, job.submit_s, job.start_s, self.now, job.work_s, job.gpus,
+                                      job.preemptions))  # fmt: skip
+        self.policy.on_finish(job)
+        if self.progress is not None:
+            self.progress(1)

@@ -1,0 +1,356 @@
+"""Scheduling policies: FIFO, SJF (oracle, QSSF-style, SchedMate), Tiresias and Lucid-style packing.
+
+Queue discipline: pending jobs start in priority order, and a job that does not fit is passed by the
+ones behind it that do (backfilling without reservations, as Lucid's simulator allocates with packing
+on and as Tiresias's quota loop does), so no policy idles GPUs a waiting job could use. Shortest-job
+policies order by expected *service* (duration x GPUs), as QSSF does.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from schedmate.connectors.sim.engine import SimJob, Simulation
+    from schedmate.connectors.sim.interference import Interference
+
+__all__ = ["DurationEstimator", "Lucid", "Policy", "PriorityPolicy", "Tiresias"]
+
+
+class DurationEstimator(Protocol):
+    """What an SJF-family policy asks: a job's expected duration before it runs, and its outcome after."""
+
+    name: str
+
+    def estimate(self, job: SimJob) -> float:
+        """Expected duration (s) of ``job``; never reads the job's own trace duration."""
+
+    def learn(self, job: SimJob) -> None:
+        """``job`` finished: its outcome joins the history."""
+
+
+class Policy:
+    """Base: hooks the :class:`Simulation` calls."""
+
+    name = "policy"
+
+    def bind(self, sim: Simulation) -> None:
+        """Attach to a simulation before it runs."""
+        self.sim = sim
+
+    def on_arrival(self, job: SimJob) -> None:
+        """A job was submitted."""
+
+    def on_finish(self, job: SimJob) -> None:
+        """A job finished."""
+
+    def on_timer(self, job: SimJob, tag: str) -> None:
+        """A timer set with :meth:`Simulation.timer` fired."""
+
+    def on_unpacked(self, job: SimJob, now: float) -> None:
+        """The job that shared ``job``'s GPUs left them."""
+        self.sim.set_rate(job, 1.0)
+
+    def schedule(self) -> None:
+        """Start, preempt or pack jobs after the events of one instant."""
+
+
+class _Queue:
+    """Pending jobs by ascending (priority, submission), one heap per GPU count; a job's priority may change
+    (stale heap entries are skipped). :meth:`best` is the first job in that order that ``ok`` accepts, among
+    the heads of the GPU counts ``ok`` accepts — backfilling in priority order without scanning the queue."""
+
+    def __init__(self) -> None:
+        self._heaps: dict[int, list[tuple[float, float, int, int]]] = {}
+        self._stamp: dict[int, int] = {}
+
+    def push(self, job: SimJob) -> None:
+        stamp = self._stamp.get(job.idx, 0) + 1
+        self._stamp[job.idx] = stamp
+        heapq.heappush(self._heaps.setdefault(job.gpus, []), (job.priority, job.submit_s, job.idx, stamp))
+
+    def _head(self, heap: list[tuple[float, float, int, int]]) -> tuple[float, float, int, int] | None:
+        while heap and self._stamp.get(heap[0][2]) != heap[0][3]:
+            heapq.heappop(heap)
+        return heap[0] if heap else None
+
+    def best(self, ok: Callable[[int], bool]) -> int | None:
+        """The highest-priority head among GPU counts for which ``ok(gpus)`` holds."""
+        found: tuple[float, float, int, int] | None = None
+        for gpus, heap in self._heaps.items():
+            head = self._head(heap)
+            if head is not None and (found is None or head < found) and ok(gpus):
+                found = head
+        return None if found is None else found[2]
+
+    def first(self) -> int | None:
+        """The highest-priority pending job."""
+        return self.best(lambda _: True)
+
+    def remove(self, idx: int) -> None:
+        del self._stamp[idx]
+
+    def __contains__(self, idx: int) -> bool:
+        return idx in self._stamp
+
+    def __len__(self) -> int:
+        return len(self._stamp)
+
+
+class _Estimated(Policy):
+    """Orders by estimated service; estimates made with weak evidence (no similar job, only the global history)
+    are made again for jobs still pending each time the finished history has grown by a quarter, so a cold start
+    does not fix a job's place for ever. Every estimator gets the same refreshes."""
+
+    estimator: DurationEstimator
+
+    def __init__(self) -> None:
+        self._queue = _Queue()
+        self._weak: set[int] = set()
+        self._learnt = 0
+        self._next_refresh = 1
+
+    def _estimate(self, job: SimJob) -> None:
+        est = self.estimator.estimate(job)
+        job.info["estimate_s"] = est  # the last estimate before the job started
+        job.priority = est * max(job.gpus, 1)
+        if job.info.get("weak"):
+            self._weak.add(job.idx)
+        else:
+            self._weak.discard(job.idx)
+
+    def _learn(self, job: SimJob) -> None:
+        self.estimator.learn(job)
+        self._weak.discard(job.idx)
+        self._learnt += 1
+        if self._learnt >= self._next_refresh:
+            self._next_refresh = max(self._learnt + 1, int(self._learnt * 1.25))
+            for idx in list(self._weak):
+                if idx in self._queue:
+                    pending = self.sim.by_idx[idx]
+                    self._estimate(pending)
+                    self._queue.push(pending)
+                else:
+                    self._weak.discard(idx)
+
+
+class PriorityPolicy(_Estimated):
+    """Non-preemptive: pending jobs start by ascending ``key`` (ties by submission), backfilling; with an estimator,
+    the key is
+    the estimated service and weak estimates are refreshed (see :class:`_Estimated`)."""
+
+    def __init__(self, name: str, key: Callable[[SimJob], float], estimator: DurationEstimator | None = None) -> None:
+        super().__init__()
+        self.name = name
+        self.key = key
+        self._estimator = estimator
+        if estimator is not None:
+            self.estimator = estimator
+
+    def on_arrival(self, job: SimJob) -> None:
+        """Queue the job under its key."""
+        if self._estimator is not None:
+            self._estimate(job)
+        else:
+            job.priority = self.key(job)
+        self._queue.push(job)
+
+    def on_finish(self, job: SimJob) -> None:
+        """Teach the estimator the outcome."""
+        if self._estimator is not None:
+            self._learn(job)
+
+    def schedule(self) -> None:
+        """Start jobs in order while the head fits."""
+        sim, queue, fits = self.sim, self._queue, self.sim.cluster.fits
+        while (idx := queue.best(fits)) is not None:
+            queue.remove(idx)
+            sim.start(sim.by_idx[idx])
+
+
+def fifo() -> PriorityPolicy:
+    """First come, first served."""
+    return PriorityPolicy("fifo", lambda j: j.submit_s)
+
+
+def sjf(name: str, estimator: DurationEstimator) -> PriorityPolicy:
+    """Shortest expected service (estimated duration x GPUs) first."""
+    return PriorityPolicy(name, lambda j: 0.0, estimator)
+
+
+class Tiresias(Policy):
+    """Two-queue discretised least-attained-service (Gu et al., NSDI'19), preemptive.
+
+    A job is in the high queue until it attained ``threshold_gpu_s`` GPU-seconds (18,000 as in
+    Lucid's simulator of it), then in the low queue; each queue is FIFO (backfilling). The oldest
+    high-queue job that does not fit preempts running low-queue jobs (most recently submitted first)
+    when that makes room; a preempted job waits in the low queue."""
+
+    name = "tiresias"
+
+    def __init__(self, threshold_gpu_s: float = 18000.0) -> None:
+        self.threshold = threshold_gpu_s
+        self._high = _Queue()
+        self._low = _Queue()
+        self._running_low: dict[int, SimJob] = {}
+
+    def on_arrival(self, job: SimJob) -> None:
+        """New jobs have attained nothing: high queue."""
+        job.priority = job.submit_s
+        self._high.push(job)
+
+    def on_finish(self, job: SimJob) -> None:
+        """Forget the job."""
+        self._running_low.pop(job.idx, None)
+
+    def on_timer(self, job: SimJob, tag: str) -> None:
+        """A running job crossed the threshold: it is now a low-queue job."""
+        if job.running:
+            job.info["low"] = True
+            self._running_low[job.idx] = job
+
+    def _start(self, job: SimJob) -> None:
+        self.sim.start(job)
+        if job.info.get("low"):
+            self._running_low[job.idx] = job
+        else:
+            left = self.threshold - job.attained(self.sim.now)
+            self.sim.timer(job, self.sim.now + left / max(job.gpus, 1), "demote")
+
+    def schedule(self) -> None:
+        """High queue first (preempting low-queue jobs for its oldest job), then the low queue."""
+        sim = self.sim
+        fits = sim.cluster.fits
+        while True:
+            idx = self._high.best(fits)
+            if idx is None:
+                oldest = self._high.first()
+                if oldest is None or not self._make_room(sim.by_idx[oldest]):
+                    break
+                idx = oldest
+            self._high.remove(idx)
+            self._start(sim.by_idx[idx])
+        while (idx := self._low.best(fits)) is not None:
+            self._low.remove(idx)
+            self._start(sim.by_idx[idx])
+
+    def _make_room(self, job: SimJob) -> bool:
+        sim = self.sim
+        reclaimable = sim.cluster.free_gpus() + sum(j.gpus for j in self._running_low.values())
+        if reclaimable < job.gpus:
+            return False
+        for victim in sorted(self._running_low.values(), key=lambda j: (-j.submit_s, -j.idx)):
+            sim.preempt(victim)
+            del self._running_low[victim.idx]
+            self._low.push(victim)
+            if sim.cluster.fits(job.gpus):
+                return True
+        return sim.cluster.fits(job.gpus)
+
+
+class Lucid(_Estimated):
+    """Lucid-style (Hu et al., ASPLOS'23): order by estimated service, pack a job onto the GPUs of a running
+    job of the same GPU count when the interference model says the pair is worth it.
+
+    ``estimator`` gives durations; ``profile`` gives a job's GPU utilisation as the policy sees it (Lucid
+    profiles each job briefly; SchedMate's variant reads the Advisor's estimate). With ``evict`` (SchedMate's
+    Metric Tracker), a packed pair whose measured speeds sum below ``evict_below`` is split: the guest is
+    preempted back to the queue after ``measure_s`` seconds."""
+
+    def __init__(
+        self,
+        name: str,
+        estimator: DurationEstimator,
+        profile: Callable[[SimJob], float],
+        interference: Interference,
+        *,
+        evict: bool = False,
+        evict_below: float = 1.05,
+        measure_s: float = 300.0,
+        pack_util_max: float = 130.0,
+    ) -> None:
+        super().__init__()
+        self.name = name
+        self.estimator = estimator
+        self.profile = profile
+        self.interference = interference
+        self.evict = evict
+        self.evict_below = evict_below
+        self.measure_s = measure_s
+        self.pack_util_max = pack_util_max
+        self._hosts: dict[int, dict[int, SimJob]] = {}  # GPU count → running jobs alone on their GPUs
+
+    def on_arrival(self, job: SimJob) -> None:
+        """Estimate and profile the job, queue it by expected service."""
+        self._estimate(job)
+        job.info["util"] = self.profile(job)
+        self._queue.push(job)
+
+    def on_finish(self, job: SimJob) -> None:
+        """Teach the estimator; the job no longer hosts."""
+        self._learn(job)
+        self._hosts.get(job.gpus, {}).pop(job.idx, None)
+
+    def on_unpacked(self, job: SimJob, now: float) -> None:
+        """Alone again: full speed, and it may host another job."""
+        self.sim.set_rate(job, 1.0)
+        self._hosts.setdefault(job.gpus, {})[job.idx] = job
+
+    def on_timer(self, job: SimJob, tag: str) -> None:
+        """Measured a packed pair: split it when together they run slower than ``evict_below``."""
+        alloc = job.alloc
+        if tag != "measure" or alloc is None or len(alloc.jobs) != 2:
+            return
+        a, b = (self.sim.by_idx[i] for i in alloc.jobs)
+        if a.rate + b.rate < self.evict_below:
+            guest = job  # the timer was set for the guest
+            self.sim.preempt(guest)
+            guest.info["no_pack"] = True  # measured: it runs alone from now on
+            self._queue.push(guest)
+
+    def schedule(self) -> None:
+        """Start in order (backfilling); when the best waiting job fits nowhere, it may share a suitable running
+        job's GPUs (packing only when the cluster is full, so no job is slowed while GPUs idle)."""
+        sim = self.sim
+        queue, fits = self._queue, sim.cluster.fits
+        while True:
+            idx = queue.best(fits)
+            if idx is not None:
+                job = sim.by_idx[idx]
+                queue.remove(idx)
+                sim.start(job)
+                if not job.info.get("no_pack"):
+                    self._hosts.setdefault(job.gpus, {})[job.idx] = job
+                continue
+            idx = queue.best(lambda g: bool(self._hosts.get(g)))
+            if idx is None:
+                return
+            job = sim.by_idx[idx]
+            host = None if job.info.get("no_pack") else self._pick_host(job)
+            if host is None:
+                return
+            queue.remove(idx)
+            del self._hosts[job.gpus][host.idx]
+            assert host.alloc is not None
+            sim.start(job, host.alloc)
+            speed_job, speed_host = self.interference.speeds(job, host)
+            sim.set_rate(job, speed_job)
+            sim.set_rate(host, speed_host)
+            if self.evict:
+                sim.timer(job, sim.now + self.measure_s, "measure")
+
+    def _pick_host(self, job: SimJob) -> SimJob | None:
+        hosts = self._hosts.get(job.gpus)
+        if not hosts:
+            return None
+        util = job.info["util"]
+        for n, host in enumerate(hosts.values()):  # oldest first (insertion order)
+            if n >= 64:  # bounded search per blocked head
+                break
+            if host.info.get("no_pack"):
+                continue
+            if util + host.info["util"] <= self.pack_util_max and job.priority <= 2 * host.priority:
+                return host
+        return None

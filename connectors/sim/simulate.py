@@ -1,0 +1,185 @@
+"""Run policies over a trace and summarise job completion times.
+
+``simulate(trace, ["fifo", "sjf-schedmate"], gpus=256)`` → :class:`Report`. Jobs asking for no GPU or
+for more GPUs than the cluster has are left out and counted. Each policy gets a fresh cluster and a
+fresh estimator; SchedMate's estimators share one extraction of every workload's metadata.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from schedmate.connectors.exceptions import TraceError
+from schedmate.connectors.sim.cluster import Cluster
+from schedmate.connectors.sim.engine import JobResult, Simulation
+from schedmate.connectors.sim.estimators import AdvisorEstimator, HistoryEstimator, OracleEstimator
+from schedmate.connectors.sim.interference import Interference
+from schedmate.connectors.sim.policies import Lucid, Policy, Tiresias, fifo, sjf
+from schedmate.connectors.sim.trace import Trace, TraceJob
+from schedmate.connectors.sim.workloads import Assignment, Catalogue
+
+if TYPE_CHECKING:
+    from schedmate.agents.ml.embeddings import Embedder
+
+__all__ = ["POLICIES", "PolicyResult", "Report", "simulate"]
+
+POLICIES: Final = ("fifo", "sjf-oracle", "qssf", "tiresias", "lucid", "sjf-schedmate", "lucid-schedmate")
+_NEEDS_ADVISOR: Final = frozenset({"sjf-schedmate", "lucid-schedmate"})
+
+
+@dataclass
+class PolicyResult:
+    """One policy's outcome."""
+
+    name: str
+    results: list[JobResult]
+    wall_s: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, float | int]:
+        """The figures ``--json`` prints."""
+        jct = np.asarray([r.jct_s for r in self.results], dtype=np.float64)
+        queue = np.asarray([r.queue_s for r in self.results], dtype=np.float64)
+        first = min(r.submit_s for r in self.results)
+        last = max(r.end_s for r in self.results)
+        return {
+            "jobs": len(self.results),
+            "avg_jct_s": round(float(jct.mean()), 1),
+            "p50_jct_s": round(float(np.quantile(jct, 0.5)), 1),
+            "p99_jct_s": round(float(np.quantile(jct, 0.99)), 1),
+            "avg_queue_s": round(float(queue.mean()), 1),
+            "makespan_s": round(last - first, 1),
+        }
+
+
+@dataclass
+class Report:
+    """Every policy's outcome on one trace and cluster."""
+
+    trace: str
+    jobs: int
+    gpus: int
+    nodes: int
+    seed: int
+    groups_on: str
+    left_out: dict[str, int]
+    policies: dict[str, PolicyResult]
+    setup_s: float = 0.0
+    estimator_methods: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``--json`` object."""
+        return {
+            "policies": {name: r.summary() for name, r in self.policies.items()},
+            "trace": self.trace,
+            "jobs": self.jobs,
+            "gpus": self.gpus,
+            "seed": self.seed,
+        }
+
+
+def _usable(trace: Trace, cluster: Cluster) -> tuple[list[TraceJob], dict[str, int]]:
+    jobs, no_gpu, too_big = [], 0, 0
+    for j in trace.jobs:
+        if j.gpus <= 0:
+            no_gpu += 1
+        elif not cluster.placeable(j.gpus):
+            too_big += 1
+        else:
+            jobs.append(j)
+    return jobs, {"no_gpu": no_gpu, "larger_than_cluster": too_big, "unreadable_rows": trace.skipped}
+
+
+def simulate(
+    trace: Trace,
+    policies: list[str],
+    *,
+    gpus: int,
+    gpus_per_node: int = 8,
+    seed: int = 0,
+    early_exit: float = 0.3,
+    embedder: Embedder | None = None,
+    progress: Callable[[str, int, int], Callable[[int], None]] | None = None,
+) -> Report:
+    """Simulate each of ``policies`` (names from :data:`POLICIES`) on ``gpus`` GPUs."""
+    unknown = [p for p in policies if p not in POLICIES]
+    if unknown:
+        raise TraceError(f"unknown policy {unknown[0]!r}; choose from {', '.join(POLICIES)}")
+    if gpus < gpus_per_node or gpus % gpus_per_node:
+        raise TraceError(f"--gpus must be a positive multiple of the node size ({gpus_per_node})")
+    nodes = gpus // gpus_per_node
+    jobs, left_out = _usable(trace, Cluster(nodes, gpus_per_node))
+    if not jobs:
+        raise TraceError(f"no job of {trace.name} fits a cluster of {gpus} GPUs")
+    t0 = time.perf_counter()
+    catalogue = Catalogue()
+    assignments = [catalogue.assign(j, seed, early_exit) for j in jobs]
+    advisor: AdvisorEstimator | None = None
+    if _NEEDS_ADVISOR & set(policies):
+        workloads = {a.workload.key: a.workload for a in assignments}
+        tick = progress("advisor: extracting workloads", len(workloads), 0) if progress else None
+        advisor = AdvisorEstimator(workloads, embedder, progress=tick)
+    setup_s = time.perf_counter() - t0
+    report = Report(trace.name, len(jobs), gpus, nodes, seed, trace.groups_on, left_out, {}, round(setup_s, 2))
+    for name in policies:
+        policy = _policy(name, advisor, seed)
+        sim = Simulation(jobs, Cluster(nodes, gpus_per_node), policy,
+                         progress=progress(name, len(jobs), 0) if progress else None)  # fmt: skip
+        _annotate(sim, assignments)
+        t1 = time.perf_counter()
+        results = sim.run()
+        report.policies[name] = PolicyResult(name, results, time.perf_counter() - t1, _estimate_quality(sim))
+        est = getattr(policy, "estimator", None)
+        if isinstance(est, AdvisorEstimator):
+            report.estimator_methods[name] = dict(est.methods)
+    return report
+
+
+def _estimate_quality(sim: Simulation) -> dict[str, Any]:
+    """How close the policy's duration estimates were: the share within relative error < 100 % (the papers'
+    measure), and the median absolute log-ratio."""
+    pairs = [(j.info["estimate_s"], j.work_s) for j in sim.jobs if "estimate_s" in j.info and j.work_s > 0]
+    if not pairs:
+        return {}
+    est = np.asarray([max(e, 1e-9) for e, _ in pairs], dtype=np.float64)
+    true = np.asarray([t for _, t in pairs], dtype=np.float64)
+    return {
+        "estimated_jobs": len(pairs),
+        "within_100pct": round(float(np.mean(np.abs(est - true) / true < 1.0)), 4),
+        "median_abs_log2_ratio": round(float(np.median(np.abs(np.log2(est / true)))), 3),
+    }
+
+
+def _annotate(sim: Simulation, assignments: list[Assignment]) -> None:
+    for job in sim.jobs:
+        a = assignments[job.idx]
+        job.info.update(workload=a.workload.key, status=a.status, util_true=a.util_true, mem_mb=a.workload.mem_mb)
+
+
+def _policy(name: str, advisor: AdvisorEstimator | None, seed: int) -> Policy:
+    if name == "fifo":
+        return fifo()
+    if name == "sjf-oracle":
+        return sjf(name, OracleEstimator())
+    if name == "qssf":
+        return sjf(name, HistoryEstimator())
+    if name == "tiresias":
+        return Tiresias()
+    assert name in ("lucid", "sjf-schedmate", "lucid-schedmate")
+    if name == "lucid":
+        return Lucid(name, HistoryEstimator(), _profiled_util, Interference(seed))
+    assert advisor is not None
+    fresh = advisor.fresh()
+    if name == "sjf-schedmate":
+        return sjf(name, fresh)
+    return Lucid(name, fresh, _profiled_util, Interference(seed), evict=True)
+
+
+def _profiled_util(job: Any) -> float:
+    """Lucid profiles each job before it joins the queue: its utilisation as measured."""
+    return float(job.info.get("util_true", 50.0))

@@ -1,0 +1,234 @@
+"""The trace-driven simulator: invariants (property tests), traces, workloads, the Advisor in the loop, the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from schedmate.connectors.exceptions import TraceError
+from schedmate.connectors.sim.cluster import Allocation, Cluster
+from schedmate.connectors.sim.engine import SimJob, Simulation
+from schedmate.connectors.sim.estimators import AdvisorEstimator, HistoryEstimator, OracleEstimator
+from schedmate.connectors.sim.interference import Interference
+from schedmate.connectors.sim.policies import Lucid, Tiresias, fifo, sjf
+from schedmate.connectors.sim.simulate import POLICIES, simulate
+from schedmate.connectors.sim.trace import Trace, TraceJob, load_trace
+from schedmate.connectors.sim.workloads import Catalogue
+
+from .conftest import SHARED
+
+
+class CheckedCluster(Cluster):
+    """A cluster that checks, on every allocation and release, that no node gives more GPUs than it has and that
+    the GPUs held by running jobs add up."""
+
+    def __init__(self, nodes: int, per_node: int) -> None:
+        super().__init__(nodes, per_node)
+        self.held: dict[int, Allocation] = {}
+
+    def _check(self) -> None:
+        assert all(0 <= f <= self.per_node for f in self._free)
+        assert sum(self.per_node - f for f in self._free) == self.used == sum(a.gpus for a in self.held.values())
+        assert self.used <= self.capacity
+
+    def allocate(self, gpus: int) -> Allocation:
+        alloc = super().allocate(gpus)
+        self.held[id(alloc)] = alloc
+        self._check()
+        return alloc
+
+    def release(self, alloc: Allocation) -> None:
+        del self.held[id(alloc)]
+        super().release(alloc)
+        self._check()
+
+
+def _policy(name: str, seed: int):  # type: ignore[no-untyped-def]
+    if name == "fifo":
+        return fifo()
+    if name == "sjf-oracle":
+        return sjf(name, OracleEstimator())
+    if name == "qssf":
+        return sjf(name, HistoryEstimator())
+    if name == "tiresias":
+        return Tiresias(threshold_gpu_s=500.0)  # low, so preemption happens in small traces
+    return Lucid(name, HistoryEstimator(), lambda j: float(j.info["util_true"]), Interference(seed), evict=True,
+                 evict_below=1.3, measure_s=50.0)  # fmt: skip
+
+
+_jobs = st.lists(
+    st.tuples(st.integers(0, 5000), st.integers(0, 4000), st.sampled_from([1, 1, 1, 2, 4, 8, 16]), st.integers(5, 100)),
+    min_size=1,
+    max_size=60,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(jobs=_jobs, policy=st.sampled_from(["fifo", "sjf-oracle", "qssf", "tiresias", "lucid"]),
+       nodes=st.integers(2, 4), seed=st.integers(0, 3))  # fmt: skip
+def test_simulated_jobs_never_overbook_gpus_and_each_finishes_once_no_sooner_than_its_duration(
+    jobs: list[tuple[int, int, int, int]], policy: str, nodes: int, seed: int
+) -> None:
+    """Any trace, any policy (preemption and packing included): GPUs are never over-allocated, every job finishes
+    exactly once, JCT ≥ duration, and a job starts no earlier than it was submitted."""
+    trace = [TraceJob(f"j{i}", float(s), float(d), g) for i, (s, d, g, _) in enumerate(jobs)]
+    cluster = CheckedCluster(nodes, 8)
+    trace = [j for j in trace if cluster.placeable(j.gpus)]
+    if not trace:
+        return
+    sim = Simulation(trace, cluster, _policy(policy, seed))
+    for job, (_, _, _, util) in zip(sim.jobs, jobs, strict=False):
+        job.info.update(util_true=float(util), status="completed", workload="w")
+    results = sim.run()
+    assert sorted(r.job_id for r in results) == sorted(j.job_id for j in trace)
+    assert cluster.used == 0 and not cluster.held
+    for r in results:
+        assert r.start_s >= r.submit_s - 1e-9
+        assert r.jct_s >= r.duration_s - 1e-6, (policy, r)
+
+
+def _small_trace(n: int = 400) -> Trace:
+    import random  # noqa: PLC0415
+
+    rng = random.Random(7)
+    jobs = [TraceJob(f"t{i}", i * 30.0, rng.choice([60.0, 600.0, 3600.0, 20000.0]) * rng.uniform(0.5, 2),
+                     rng.choice([1, 1, 1, 2, 4, 8])) for i in range(n)]  # fmt: skip
+    return Trace("small", jobs, "gpus")
+
+
+def test_fifo_starts_jobs_in_submission_order_when_they_all_fit_one_at_a_time() -> None:
+    """FIFO on a one-GPU cluster runs jobs back to back in submission order (hand-computed JCTs)."""
+    jobs = [TraceJob("a", 0.0, 100.0, 1), TraceJob("b", 10.0, 50.0, 1), TraceJob("c", 20.0, 10.0, 1)]
+    results = {r.job_id: r for r in Simulation(jobs, Cluster(1, 1), fifo()).run()}
+    assert [results[k].end_s for k in "abc"] == [100.0, 150.0, 160.0]
+    oracle = {r.job_id: r for r in Simulation(jobs, Cluster(1, 1), sjf("sjf", OracleEstimator())).run()}
+    assert [oracle[k].end_s for k in "acb"] == [100.0, 110.0, 160.0]  # shortest waiting job first
+
+
+def test_tiresias_preempts_a_long_job_for_a_new_one_and_charges_the_restore() -> None:
+    """A job past the threshold is preempted by a newcomer; it resumes later with its progress plus 62 s."""
+    jobs = [TraceJob("long", 0.0, 1000.0, 1), TraceJob("short", 500.0, 10.0, 1)]
+    results = {r.job_id: r for r in Simulation(jobs, Cluster(1, 1), Tiresias(threshold_gpu_s=100.0)).run()}
+    assert results["short"].end_s == 510.0
+    assert results["long"].preemptions == 1
+    assert results["long"].end_s == pytest.approx(1000.0 + 10.0 + 62.0)
+
+
+def test_every_policy_runs_and_the_run_is_reproducible() -> None:
+    """All seven policies finish a small contended trace; the same seed gives the same figures, another seed
+    another workload mapping."""
+    trace = _small_trace()
+    names = list(POLICIES)
+    a = simulate(trace, names, gpus=16, seed=1, embedder=None).as_dict()
+    b = simulate(trace, names, gpus=16, seed=1, embedder=None).as_dict()
+    assert a == b
+    assert set(a["policies"]) == set(POLICIES)
+    for figures in a["policies"].values():
+        assert figures["jobs"] == len(trace.jobs)
+        assert figures["avg_jct_s"] >= figures["avg_queue_s"]
+    oracle, fifo_jct = a["policies"]["sjf-oracle"]["avg_jct_s"], a["policies"]["fifo"]["avg_jct_s"]
+    assert oracle < fifo_jct  # ordering by true service must beat arrival order on a contended cluster
+    cat = Catalogue()
+    m1 = [cat.assign(j, 1, 0.3).workload.key for j in trace.jobs]
+    m2 = [cat.assign(j, 2, 0.3).workload.key for j in trace.jobs]
+    assert m1 != m2
+
+
+def test_workloads_fit_the_trace_and_early_exits_planned_longer() -> None:
+    """A completed job's workload plans within 2x of its duration when the catalogue allows; an early exit planned
+    longer than it ran; every GPU count of the shipped traces has a project."""
+    cat = Catalogue()
+    trace = _small_trace(300)
+    for job in trace.jobs:
+        a = cat.assign(job, 0, 0.3)
+        assert a.workload.gpus == job.gpus
+        script = next(w for w in a.workload.command.split() if w.endswith(".py"))
+        assert (a.workload.workdir / script).is_file()
+        if a.early_exit:
+            assert a.workload.planned_s > job.duration_s * 0.75
+        elif 120 < job.duration_s < 100000:
+            assert 0.5 <= a.workload.planned_s / job.duration_s <= 2.0 + 1e-9
+    for gpus in (1, 2, 4, 8, 12, 16, 24, 32, 64, 128):
+        assert cat.assign(TraceJob("x", 0, 3600, gpus), 0, 0.0).workload.gpus == gpus
+
+
+def test_the_advisor_estimates_from_the_workload_never_from_the_jobs_own_duration() -> None:
+    """The SchedMate estimator reads each workload with the Advisor's extraction and embedding: before any history
+    it falls back; after a 10-epoch run of the same project finished in 1,000 s, a 20-epoch run is estimated from it
+    (scaled by the planned length) — and an estimate never changes when only the job's own true duration does."""
+    from schedmate.agents.ml.embeddings import Embedder  # noqa: PLC0415
+    from schedmate.infra.settings import Settings  # noqa: PLC0415
+
+    s = Settings()
+    cat = Catalogue()
+    cifar = next(p for p, proj in enumerate(cat.projects) if proj["name"] == "cifar")
+    w10, w20 = cat.workload(cifar, 0, 10, 1), cat.workload(cifar, 0, 20, 1)
+    est = AdvisorEstimator({w.key: w for w in (w10, w20)}, Embedder(s.embedding_model, s.embedding_backend))
+    assert [m.epochs for m in est.metadata] == [10.0, 20.0]  # real extraction read the command
+    done, new = SimJob(0, TraceJob("a", 0, 1000.0, 1), 1, 1000.0, 0.0), SimJob(1, TraceJob("b", 5, 7.0, 1), 1, 7.0, 5)
+    done.info.update(workload=w10.key, status="completed", util_true=70.0)
+    new.info.update(workload=w20.key, status="completed", util_true=70.0)
+    cold = est.estimate(new)
+    assert new.info["estimate"].method.startswith("prior")
+    new.work_s = 123456.0
+    assert est.estimate(new) == cold  # its own duration is not an input
+    est.learn(done)
+    assert est.estimate(new) == pytest.approx(2000.0, rel=0.01)
+    assert new.info["estimate"].method == "similar"
+
+
+def test_traces_load_with_clear_errors(tmp_path: Path) -> None:
+    """Philly, the shipped ElasticFlow traces, Helios/Acme layouts and a generic CSV load; a CSV without a needed
+    column is refused with the columns it needs."""
+    philly = load_trace(f"philly:{SHARED / 'data' / 'philly_jobs.csv'}")
+    assert len(philly.jobs) == 82247 and philly.jobs[0].submit_s == 0.0 and "vc" in philly.groups_on
+    ef = load_trace("elasticflow")
+    assert len(ef.jobs) == 69351 and {j.vc for j in ef.jobs} == {f"cluster{i:02d}" for i in range(1, 11)}
+    assert len(load_trace("elasticflow:cluster10").jobs) == 260
+    helios = tmp_path / "cluster_log.csv"
+    helios.write_text("job_id,user,vc,jobname,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,"
+                      "duration,queue\n1,u1,vcA,train_x,8,64,1,COMPLETED,2020-04-01 00:00:00,2020-04-01 00:00:05,"
+                      "2020-04-01 01:00:05,3600,5\n2,u2,vcA,eval,1,4,1,FAILED,2020-04-01 00:10:00,,,60,0\n")  # fmt: skip
+    h = load_trace(f"helios:{helios}")
+    assert [(j.user, j.name, j.vc, j.status, j.submit_s) for j in h.jobs] == [
+        ("u1", "train_x", "vcA", "completed", 0.0), ("u2", "eval", "vcA", "failed", 600.0)]  # fmt: skip
+    assert h.groups_on == "user+name+vc+gpus"
+    generic = tmp_path / "mine.csv"
+    generic.write_text("submit,runtime,gpus,user\n100,50,2,alice\n40,10,1,bob\nbad,1,1,x\n")
+    g = load_trace(str(generic))
+    assert [j.user for j in g.jobs] == ["bob", "alice"] and g.skipped == 1 and g.groups_on == "user+gpus"
+    (tmp_path / "nogpu.csv").write_text("submit,runtime\n1,2\n")
+    with pytest.raises(TraceError, match="no GPU count column"):
+        load_trace(str(tmp_path / "nogpu.csv"))
+    with pytest.raises(TraceError, match="no ElasticFlow cluster"):
+        load_trace("elasticflow:cluster99")
+    with pytest.raises(TraceError, match="no trace"):
+        load_trace(str(tmp_path / "absent.csv"))
+
+
+def test_cli_prints_the_documented_json_and_writes_a_report(tmp_path: Path) -> None:
+    """`schedmate simulate --json` prints the issue's object; without it, a table and report.md with CDF PNGs."""
+    trace = tmp_path / "t.csv"
+    rows = ["submit_time,duration,num_gpus"] + [f"{i * 20},{60 + (i * 37) % 3000},{[1, 1, 2, 4][i % 4]}"
+                                                for i in range(300)]  # fmt: skip
+    trace.write_text("\n".join(rows) + "\n")
+    base = [sys.executable, "-m", "schedmate.infra.cli", "simulate", "--trace", str(trace), "--gpus", "16"]
+    cmd = [*base, "--policies", ",".join(POLICIES), "--jobs", "250", "--seed", "3"]
+    out = subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=600, check=True)
+    data = json.loads(out.stdout)
+    assert set(data) == {"policies", "trace", "jobs", "gpus", "seed"}
+    assert data["jobs"] == 250 and data["gpus"] == 16 and data["seed"] == 3
+    for figures in data["policies"].values():
+        assert set(figures) == {"jobs", "avg_jct_s", "p50_jct_s", "p99_jct_s", "avg_queue_s", "makespan_s"}
+    shown = subprocess.run([*base, "--policies", "fifo,qssf", "--out", str(tmp_path / "rep")],
+                           capture_output=True, text=True, timeout=600, check=True)  # fmt: skip
+    assert "qssf" in shown.stdout and (tmp_path / "rep" / "report.md").is_file()
+    assert (tmp_path / "rep" / "jct_cdf.png").stat().st_size > 10000
+    bad = subprocess.run([*base, "--policies", "fifo,srtf"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "unknown policy 'srtf'" in bad.stderr
