@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from schedmate.schemas.exceptions import SchedMateError
 
-__all__ = ["CheckpointError", "ConnectorError", "TraceError"]
+__all__ = ["ArchiveError", "CheckpointError", "ConnectorError", "TraceError"]
 
 
 class ConnectorError(SchedMateError):
@@ -17,3 +17,7 @@ class CheckpointError(ConnectorError):
 
 class TraceError(ConnectorError):
     """A cluster trace cannot be read or lacks a column the simulator needs."""
+
+
+class ArchiveError(ConnectorError):
+    """A topic archive cannot be written or replayed."""
