@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from schedmate.connectors.exceptions import TraceError
 from schedmate.connectors.sim.cluster import Allocation, Cluster
-from schedmate.connectors.sim.engine import SimJob, Simulation
+from schedmate.connectors.sim.engine import Faults, SimJob, Simulation
 from schedmate.connectors.sim.estimators import AdvisorEstimator, HistoryEstimator, OracleEstimator
 from schedmate.connectors.sim.interference import Interference
-from schedmate.connectors.sim.policies import Lucid, Tiresias, fifo, sjf
+from schedmate.connectors.sim.policies import Lucid, Recovery, Tiresias, fifo, sjf
 from schedmate.connectors.sim.simulate import POLICIES, simulate
 from schedmate.connectors.sim.trace import Trace, TraceJob, load_trace
 from schedmate.connectors.sim.workloads import Catalogue
@@ -39,6 +39,7 @@ class CheckedCluster(Cluster):
 
     def allocate(self, gpus: int) -> Allocation:
         alloc = super().allocate(gpus)
+        assert not any(node in self.drained for node, _ in alloc.parts)
         self.held[id(alloc)] = alloc
         self._check()
         return alloc
@@ -69,20 +70,33 @@ _jobs = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(jobs=_jobs, policy=st.sampled_from(["fifo", "sjf-oracle", "qssf", "tiresias", "lucid"]),
-       nodes=st.integers(2, 4), seed=st.integers(0, 3))  # fmt: skip
+_faults = st.lists(st.tuples(st.integers(0, 8000), st.integers(0, 3)), max_size=6)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(faults=_faults, auto=st.booleans(), jobs=_jobs,
+       policy=st.sampled_from(["fifo", "sjf-oracle", "qssf", "tiresias", "lucid"]), nodes=st.integers(2, 4),
+       seed=st.integers(0, 3))  # fmt: skip
 def test_simulated_jobs_never_overbook_gpus_and_each_finishes_once_no_sooner_than_its_duration(
-    jobs: list[tuple[int, int, int, int]], policy: str, nodes: int, seed: int
+    faults: list[tuple[int, int]],
+    auto: bool,
+    jobs: list[tuple[int, int, int, int]],
+    policy: str,
+    nodes: int,
+    seed: int,
 ) -> None:
-    """Any trace, any policy (preemption and packing included): GPUs are never over-allocated, every job finishes
-    exactly once, JCT ≥ duration, and a job starts no earlier than it was submitted."""
+    """Any trace, any policy (preemption, packing, node faults with drains and requeues included): GPUs are never
+    over-allocated and drained nodes get no new job, every job finishes exactly once, JCT ≥ duration, and a job
+    starts no earlier than it was submitted."""
     trace = [TraceJob(f"j{i}", float(s), float(d), g) for i, (s, d, g, _) in enumerate(jobs)]
     cluster = CheckedCluster(nodes, 8)
     trace = [j for j in trace if cluster.placeable(j.gpus)]
     if not trace:
         return
-    sim = Simulation(trace, cluster, _policy(policy, seed))
+    pol = _policy(policy, seed)
+    pol.recovery = Recovery(auto=auto, user_delay_s=200.0, recall=0.8, seed=seed)
+    injected = Faults(tuple(sorted((float(t), n) for t, n in faults)), repair_s=900.0, fail_after_s=30.0)
+    sim = Simulation(trace, cluster, pol, faults=injected if faults else None)
     for job, (_, _, _, util) in zip(sim.jobs, jobs, strict=False):
         job.info.update(util_true=float(util), status="completed", workload="w")
     results = sim.run()
@@ -120,6 +134,28 @@ def test_tiresias_preempts_a_long_job_for_a_new_one_and_charges_the_restore() ->
     assert results["long"].end_s == pytest.approx(1000.0 + 10.0 + 62.0)
 
 
+def test_a_bad_node_fails_jobs_until_drained_or_repaired() -> None:
+    """Node 0 goes bad at t=0 for an hour. Left to users, a job placed there fails after 300 s (never completing),
+    waits for its user and lands on the same empty node again; with the Failure Handler the first failure drains
+    node 0, the job is requeued after 30 s onto node 1 and nothing else fails."""
+    jobs = [TraceJob("a", 10.0, 1000.0, 8)]
+    faults = Faults(((0.0, 0),), repair_s=3600.0, fail_after_s=300.0, checkpoint_s=3600.0)
+
+    def run(auto: bool) -> tuple[float, int, int]:
+        policy = fifo()
+        policy.recovery = Recovery(auto=auto, user_delay_s=600.0, recall=1.0)
+        sim = Simulation(jobs, Cluster(2, 8), policy, faults=faults)
+        (r,) = sim.run()
+        return r.end_s, r.failures, sim.drains
+
+    end, failures, drains = run(auto=True)
+    assert (failures, drains) == (1, 1)
+    assert end == pytest.approx(10 + 300 + 30 + 1000)  # failed at 310, requeued at 340 on node 1
+    end_manual, failures_manual, drains_manual = run(auto=False)
+    assert drains_manual == 0 and failures_manual >= 2  # the user resubmitted onto the bad node again
+    assert end_manual > end + 600
+
+
 def test_every_policy_runs_and_the_run_is_reproducible() -> None:
     """All seven policies finish a small contended trace; the same seed gives the same figures, another seed
     another workload mapping."""
@@ -128,6 +164,10 @@ def test_every_policy_runs_and_the_run_is_reproducible() -> None:
     a = simulate(trace, names, gpus=16, seed=1, embedder=None).as_dict()
     b = simulate(trace, names, gpus=16, seed=1, embedder=None).as_dict()
     assert a == b
+    faulty = simulate(trace, names, gpus=16, seed=1, embedder=None, failures=True, node_mtbf_days=0.5)
+    assert faulty.as_dict() == simulate(trace, names, gpus=16, seed=1, failures=True, node_mtbf_days=0.5).as_dict()
+    assert faulty.policies["sjf-schedmate"].extra["drains"] > 0
+    assert faulty.policies["sjf-schedmate-manual"].extra["drains"] == 0
     assert set(a["policies"]) == set(POLICIES)
     for figures in a["policies"].values():
         assert figures["jobs"] == len(trace.jobs)

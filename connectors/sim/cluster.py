@@ -33,6 +33,7 @@ class Cluster:
         self._free = [gpus_per_node] * nodes
         self._by_free: list[set[int]] = [set() for _ in range(gpus_per_node + 1)]
         self._by_free[gpus_per_node] = set(range(nodes))
+        self.drained: set[int] = set()  # out of scheduling (a diagnosed fault): never offered to a new job
 
     def placeable(self, gpus: int) -> bool:
         """Whether an empty cluster could run a job of ``gpus`` GPUs at all."""
@@ -47,8 +48,8 @@ class Cluster:
 
     def _take(self, node: int, n: int) -> None:
         before = self._free[node]
-        if n > before:
-            raise AssertionError(f"node {node} has {before} free GPUs, {n} asked")
+        if n > before or node in self.drained:
+            raise AssertionError(f"node {node} has {before} free GPUs (drained: {node in self.drained}), {n} asked")
         self._by_free[before].discard(node)
         self._free[node] = before - n
         self._by_free[before - n].add(node)
@@ -82,10 +83,23 @@ class Cluster:
                 raise AssertionError(f"node {node} released more GPUs than it has")
             self._by_free[before].discard(node)
             self._free[node] = before + n
-            self._by_free[before + n].add(node)
+            if node not in self.drained:
+                self._by_free[before + n].add(node)
         self.used -= alloc.gpus
         alloc.parts = []
 
+    def drain(self, node: int) -> None:
+        """Take ``node`` out of scheduling (jobs on it keep their GPUs until they leave)."""
+        if node not in self.drained:
+            self.drained.add(node)
+            self._by_free[self._free[node]].discard(node)
+
+    def resume(self, node: int) -> None:
+        """Put a drained node back into scheduling."""
+        if node in self.drained:
+            self.drained.discard(node)
+            self._by_free[self._free[node]].add(node)
+
     def free_gpus(self) -> int:
-        """GPUs free now."""
-        return self.capacity - self.used
+        """GPUs a new job could get now (drained nodes excluded)."""
+        return self.capacity - self.used - sum(self._free[n] for n in self.drained)

@@ -1,8 +1,16 @@
-"""The discrete-event loop: arrivals, completions and policy timers over one :class:`Cluster`.
+"""The discrete-event loop: arrivals, completions, policy timers and node faults over one :class:`Cluster`.
 
 A job's work is its trace duration at full speed; it runs at ``rate`` 1 alone and below 1 when a
 policy packs two jobs on the same GPUs. A preempted job keeps what it did (checkpointed) and pays a
 restore overhead when it runs again. A job's completion time is its end minus its submission.
+
+Node faults (:class:`Faults`): a node that goes bad fails the jobs running on it at once and every job
+placed on it later ``fail_after_s`` after it starts (an Xid at the first kernels, an NCCL timeout), or just
+before it would have ended if sooner — nothing completes on a bad node — until it is repaired
+``repair_s`` after the fault began. A failed job loses the work since its last checkpoint and is
+submitted again when the policy's :class:`~schedmate.connectors.sim.policies.Recovery` says: by its
+user after a delay — possibly onto the same bad node — or, with SchedMate's Failure Handler, at once,
+with the node drained from scheduling as soon as the failure is diagnosed.
 """
 
 from __future__ import annotations
@@ -20,10 +28,41 @@ if TYPE_CHECKING:
 
     from schedmate.connectors.sim.policies import Policy
 
-__all__ = ["JobResult", "SimJob", "Simulation"]
+__all__ = ["Faults", "JobResult", "SimJob", "Simulation"]
 
 _FINISH = 0
 _TIMER = 1
+_REQUEUE = 2
+_JOB_FAIL = 3
+_FAULT = 4
+_REPAIR = 5
+_DRAIN = 6
+_NODE = -1  # the version of node events (never stale)
+
+
+@dataclass(frozen=True)
+class Faults:
+    """Node faults to inject: ``(start_s, node)`` pairs, and how they play out."""
+
+    events: tuple[tuple[float, int], ...]
+    repair_s: float = 6 * 3600.0  # until operators notice and fix a node nobody flagged
+    fail_after_s: float = 300.0  # a job started on a bad node fails this long after it starts
+    checkpoint_s: float = 3600.0  # a failed job loses at most this much work
+
+    @classmethod
+    def poisson(cls, nodes: int, horizon_s: float, mtbf_days: float, seed: int, **kw: float) -> Faults:
+        """Faults arriving on each node as a Poisson process with mean time between faults ``mtbf_days``."""
+        import random  # noqa: PLC0415
+
+        rng = random.Random(f"{seed}:faults")
+        out: list[tuple[float, int]] = []
+        rate = 1.0 / (mtbf_days * 86400.0)
+        for node in range(nodes):
+            t = rng.expovariate(rate)
+            while t < horizon_s:
+                out.append((t, node))
+                t += rng.expovariate(rate)
+        return cls(tuple(sorted(out)), **kw)
 
 
 @dataclass(eq=False, slots=True)
@@ -45,6 +84,7 @@ class SimJob:
     attained_gpu_s: float = 0.0  # GPU-seconds run before the current run
     run_since_s: float = 0.0
     preemptions: int = 0
+    failures: int = 0
     priority: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)  # what the policy keeps about the job
 
@@ -69,6 +109,7 @@ class JobResult:
     duration_s: float
     gpus: int
     preemptions: int
+    failures: int = 0
 
     @property
     def jct_s(self) -> float:
@@ -91,8 +132,14 @@ class Simulation:
         policy: Policy,
         restore_overhead_s: float = 62.0,
         progress: Callable[[int], None] | None = None,
+        faults: Faults | None = None,
     ) -> None:
         self.cluster = cluster
+        self.faults = faults
+        self.faulty: set[int] = set()
+        self.fault_count = 0
+        self.drains = 0
+        self._on_node: dict[int, set[int]] = {}
         self.policy = policy
         self.restore_overhead_s = restore_overhead_s  # Tiresias §5.2.4: 62 s average preemption overhead
         self.progress = progress
@@ -110,6 +157,10 @@ class Simulation:
     def _push(self, t: float, kind: int, job: SimJob, tag: str = "") -> None:
         self._seq += 1
         heapq.heappush(self._events, (t, kind, self._seq, job.idx, job.version, tag))
+
+    def _push_node(self, t: float, kind: int, node: int) -> None:
+        self._seq += 1
+        heapq.heappush(self._events, (t, kind, self._seq, node, _NODE, ""))
 
     def _settle(self, job: SimJob) -> None:
         job.remaining_s = max(0.0, job.remaining_s - (self.now - job.last_s) * job.rate)
@@ -135,6 +186,11 @@ class Simulation:
         job.run_since_s = self.now
         job.rate = 1.0
         self._arm(job)
+        if self.faults is not None:
+            for node, _ in alloc.parts:
+                self._on_node.setdefault(node, set()).add(job.idx)
+            if any(node in self.faulty for node, _ in alloc.parts):  # it fails, even if it would end sooner
+                self._push(self.now + min(self.faults.fail_after_s, 0.999 * job.remaining_s), _JOB_FAIL, job)
 
     def set_rate(self, job: SimJob, rate: float) -> None:
         """Change a running job's speed (packing, unpacking)."""
@@ -157,11 +213,49 @@ class Simulation:
     def _leave(self, job: SimJob, alloc: Allocation) -> None:
         alloc.jobs.remove(job.idx)
         job.alloc = None
+        if self.faults is not None:
+            for node, _ in alloc.parts:
+                self._on_node.get(node, set()).discard(job.idx)
         if not alloc.jobs:
             self.cluster.release(alloc)
         else:
             for other in alloc.jobs:
                 self.policy.on_unpacked(self.by_idx[other], self.now)
+
+    def _fail(self, job: SimJob, node: int) -> None:
+        """``job`` failed on bad ``node``: it loses the work since its last checkpoint and is resubmitted when the
+        policy's recovery says; a diagnosed failure also drains the node."""
+        alloc = job.alloc
+        assert alloc is not None and self.faults is not None
+        self._settle(job)
+        ran = self.now - job.run_since_s
+        job.attained_gpu_s += ran * job.gpus
+        job.remaining_s += min(ran * job.rate, self.faults.checkpoint_s)
+        job.failures += 1
+        job.version += 1  # its completion event is void
+        self._leave(job, alloc)
+        self.policy.on_failed(job)
+        delay, diagnosed = self.policy.recovery.after_failure(job)
+        if diagnosed:
+            self._push_node(self.now + self.policy.recovery.diagnosis_s, _DRAIN, node)
+        self._push(self.now + delay, _REQUEUE, job)
+
+    def _node_event(self, kind: int, node: int) -> None:
+        assert self.faults is not None
+        if kind == _FAULT:
+            if node in self.faulty:
+                return
+            self.faulty.add(node)
+            self.fault_count += 1
+            self._push_node(self.now + self.faults.repair_s, _REPAIR, node)
+            for idx in sorted(self._on_node.get(node, ())):
+                self._fail(self.by_idx[idx], node)
+        elif kind == _REPAIR:
+            self.faulty.discard(node)
+            self.cluster.resume(node)
+        elif node in self.faulty and node not in self.cluster.drained:  # _DRAIN
+            self.cluster.drain(node)
+            self.drains += 1
 
     def timer(self, job: SimJob, at: float, tag: str) -> None:
         """Call the policy's ``on_timer(job, tag)`` at ``at`` unless the job's state changes first."""
@@ -172,20 +266,34 @@ class Simulation:
         """Simulate until every job finished; the results in submission order."""
         self.by_idx = {j.idx: j for j in self.jobs}
         self.policy.bind(self)
+        if self.faults is not None:
+            for t, node in self.faults.events:
+                if node < self.cluster.nodes:
+                    self._push_node(t, _FAULT, node)
         arrivals = self.jobs
         n, i = len(arrivals), 0
         events = self._events
-        while i < n or events:
+        while (i < n or events) and self.finished < n:
             t_arr = arrivals[i].submit_s if i < n else math.inf
             t_ev = events[0][0] if events else math.inf
             self.now = now = min(t_arr, t_ev)
             while events and events[0][0] <= now:
                 _, kind, _, idx, version, tag = heapq.heappop(events)
+                if version == _NODE:
+                    self._node_event(kind, idx)
+                    continue
                 job = self.by_idx[idx]
                 if version != job.version:
                     continue
                 if kind == _FINISH:
                     self._finish(job)
+                elif kind == _REQUEUE:
+                    job.last_s = now
+                    self.policy.on_arrival(job)
+                elif kind == _JOB_FAIL:
+                    bad = [node for node, _ in job.alloc.parts if node in self.faulty] if job.alloc else []
+                    if bad:
+                        self._fail(job, bad[0])
                 else:
                     self.policy.on_timer(job, tag)
             while i < n and arrivals[i].submit_s <= now:
@@ -211,7 +319,7 @@ class Simulation:
         self.finished += 1
         assert job.start_s is not None
         self.results.append(JobResult(job.trace.job_id, job.submit_s, job.start_s, self.now, job.work_s, job.gpus,
-                                      job.preemptions))  # fmt: skip
+                                      job.preemptions, job.failures))  # fmt: skip
         self.policy.on_finish(job)
         if self.progress is not None:
             self.progress(1)

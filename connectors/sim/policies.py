@@ -9,14 +9,16 @@ policies order by expected *service* (duration x GPUs), as QSSF does.
 from __future__ import annotations
 
 import heapq
+import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from schedmate.connectors.sim.engine import SimJob, Simulation
     from schedmate.connectors.sim.interference import Interference
 
-__all__ = ["DurationEstimator", "Lucid", "Policy", "PriorityPolicy", "Tiresias"]
+__all__ = ["DurationEstimator", "Lucid", "Policy", "PriorityPolicy", "Recovery", "Tiresias"]
 
 
 class DurationEstimator(Protocol):
@@ -31,10 +33,35 @@ class DurationEstimator(Protocol):
         """``job`` finished: its outcome joins the history."""
 
 
+@dataclass(frozen=True)
+class Recovery:
+    """What happens after an infrastructure failure: the user notices and resubmits after an exponential delay
+    (mean ``user_delay_s``), or — ``auto``, SchedMate's Failure Handler — the failure is diagnosed (with
+    probability ``recall``, the measured infrastructure recall) and the job requeued after ``diagnosis_s``."""
+
+    auto: bool = False
+    user_delay_s: float = 3600.0
+    recall: float = 0.85
+    diagnosis_s: float = 30.0
+    seed: int = 0
+
+    def after_failure(self, job: SimJob) -> tuple[float, bool]:
+        """Seconds from an infrastructure failure to the resubmission, and whether the node gets drained (seeded per
+        job and attempt: every policy sees the same users and the same diagnoses)."""
+        rng = random.Random(f"{self.seed}:recovery:{job.trace.job_id}:{job.failures}")
+        user = rng.expovariate(1.0 / self.user_delay_s) if self.user_delay_s > 0 else 0.0
+        diagnosed = self.auto and rng.random() < self.recall
+        return (self.diagnosis_s, True) if diagnosed else (user, False)
+
+
 class Policy:
     """Base: hooks the :class:`Simulation` calls."""
 
     name = "policy"
+    recovery = Recovery()
+
+    def on_failed(self, job: SimJob) -> None:
+        """A running job failed (a bad node) and left its GPUs; it will be submitted again."""
 
     def bind(self, sim: Simulation) -> None:
         """Attach to a simulation before it runs."""
@@ -205,6 +232,10 @@ class Tiresias(Policy):
         """Forget the job."""
         self._running_low.pop(job.idx, None)
 
+    def on_failed(self, job: SimJob) -> None:
+        """A failed job is no longer running."""
+        self._running_low.pop(job.idx, None)
+
     def on_timer(self, job: SimJob, tag: str) -> None:
         """A running job crossed the threshold: it is now a low-queue job."""
         if job.running:
@@ -291,6 +322,10 @@ class Lucid(_Estimated):
     def on_finish(self, job: SimJob) -> None:
         """Teach the estimator; the job no longer hosts."""
         self._learn(job)
+        self._hosts.get(job.gpus, {}).pop(job.idx, None)
+
+    def on_failed(self, job: SimJob) -> None:
+        """A failed job hosts nothing."""
         self._hosts.get(job.gpus, {}).pop(job.idx, None)
 
     def on_unpacked(self, job: SimJob, now: float) -> None:

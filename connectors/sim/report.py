@@ -83,7 +83,8 @@ def write_report(report: Report, folder: Path) -> Path:
         "",
     ]
     pairs = [("sjf-schedmate", "qssf"), ("sjf-schedmate", "tiresias"), ("sjf-schedmate", "fifo"),
-             ("lucid-schedmate", "lucid"), ("sjf-schedmate", "sjf-oracle")]  # fmt: skip
+             ("lucid-schedmate", "lucid"), ("sjf-schedmate", "sjf-oracle"),
+             ("sjf-schedmate", "sjf-schedmate-manual")]  # fmt: skip
     found = [(a, b) for a, b in pairs if a in avg and b in avg]
     if found:
         lines += ["Average JCT compared:", ""]
@@ -95,6 +96,12 @@ def write_report(report: Report, folder: Path) -> Path:
                 lines.append(f"- {a} vs {b}: {100 * (avg[a] / avg[b] - 1):.1f} % higher average JCT ({ratio:.2f}x)")
         lines.append("")
     lines += ["![JCT CDF](jct_cdf.png)", "", "![JCT CDF, linear](jct_cdf_linear.png)", ""]
+    faults = {name: {k: r.extra[k] for k in ("node_faults", "drains", "job_failures")}
+              for name, r in report.policies.items() if "node_faults" in r.extra}  # fmt: skip
+    if faults:
+        lines += ["Node faults injected, nodes drained by the Failure Handler, and job failures:", ""]
+        lines += [f"- {name}: {json.dumps(f)}" for name, f in faults.items()]
+        lines.append("")
     if report.estimator_methods:
         lines += ["How the Advisor estimated (method → jobs, re-estimates included):", ""]
         lines += [f"- {name}: {json.dumps(m, sort_keys=True)}" for name, m in report.estimator_methods.items()]

@@ -9,27 +9,29 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
 from schedmate.connectors.exceptions import TraceError
 from schedmate.connectors.sim.cluster import Cluster
-from schedmate.connectors.sim.engine import JobResult, Simulation
+from schedmate.connectors.sim.engine import Faults, JobResult, Simulation
 from schedmate.connectors.sim.estimators import AdvisorEstimator, HistoryEstimator, OracleEstimator
 from schedmate.connectors.sim.interference import Interference
-from schedmate.connectors.sim.policies import Lucid, Policy, Tiresias, fifo, sjf
+from schedmate.connectors.sim.policies import Lucid, Policy, Recovery, Tiresias, fifo, sjf
 from schedmate.connectors.sim.trace import Trace, TraceJob
-from schedmate.connectors.sim.workloads import Assignment, Catalogue
+from schedmate.connectors.sim.workloads import Assignment, Catalogue, attach
 
 if TYPE_CHECKING:
     from schedmate.agents.ml.embeddings import Embedder
 
 __all__ = ["POLICIES", "PolicyResult", "Report", "simulate"]
 
-POLICIES: Final = ("fifo", "sjf-oracle", "qssf", "tiresias", "lucid", "sjf-schedmate", "lucid-schedmate")
-_NEEDS_ADVISOR: Final = frozenset({"sjf-schedmate", "lucid-schedmate"})
+POLICIES: Final = ("fifo", "sjf-oracle", "qssf", "tiresias", "lucid", "sjf-schedmate", "lucid-schedmate",
+                    "sjf-schedmate-manual")  # fmt: skip
+_NEEDS_ADVISOR: Final = frozenset({"sjf-schedmate", "lucid-schedmate", "sjf-schedmate-manual"})
+_AUTO_RECOVERY: Final = frozenset({"sjf-schedmate", "lucid-schedmate"})
 
 
 @dataclass
@@ -103,10 +105,20 @@ def simulate(
     gpus_per_node: int = 8,
     seed: int = 0,
     early_exit: float = 0.3,
+    failures: bool = False,
+    recovery: Recovery | None = None,
+    node_mtbf_days: float = 30.0,
+    fault_kw: dict[str, float] | None = None,
+    recur: float = 0.5,
     embedder: Embedder | None = None,
     progress: Callable[[str, int, int], Callable[[int], None]] | None = None,
 ) -> Report:
-    """Simulate each of ``policies`` (names from :data:`POLICIES`) on ``gpus`` GPUs."""
+    """Simulate each of ``policies`` (names from :data:`POLICIES`) on ``gpus`` GPUs.
+
+    With ``failures``, nodes go bad (a Poisson process, mean ``node_mtbf_days`` per node; ``fault_kw`` sets
+    :class:`Faults`' repair, fail-after and checkpoint times) and fail the jobs on them; a failed job is submitted
+    again by its user after a delay, or — the SchedMate policies except ``sjf-schedmate-manual`` — by the Failure
+    Handler's requeue action, which also drains the node, once it diagnosed the failure (``recovery``)."""
     unknown = [p for p in policies if p not in POLICIES]
     if unknown:
         raise TraceError(f"unknown policy {unknown[0]!r}; choose from {', '.join(POLICIES)}")
@@ -117,8 +129,12 @@ def simulate(
     if not jobs:
         raise TraceError(f"no job of {trace.name} fits a cluster of {gpus} GPUs")
     t0 = time.perf_counter()
-    catalogue = Catalogue()
-    assignments = [catalogue.assign(j, seed, early_exit) for j in jobs]
+    assignments = attach(jobs, seed, early_exit, recur=recur, catalogue=Catalogue())
+    faults = None
+    if failures:
+        horizon = jobs[-1].submit_s + max(j.duration_s for j in jobs) if jobs else 0.0
+        faults = Faults.poisson(nodes, horizon, node_mtbf_days, seed, **(fault_kw or {}))
+    recovery = recovery or Recovery(seed=seed)
     advisor: AdvisorEstimator | None = None
     if _NEEDS_ADVISOR & set(policies):
         workloads = {a.workload.key: a.workload for a in assignments}
@@ -128,12 +144,17 @@ def simulate(
     report = Report(trace.name, len(jobs), gpus, nodes, seed, trace.groups_on, left_out, {}, round(setup_s, 2))
     for name in policies:
         policy = _policy(name, advisor, seed)
-        sim = Simulation(jobs, Cluster(nodes, gpus_per_node), policy,
+        policy.recovery = replace(recovery, auto=name in _AUTO_RECOVERY, seed=seed)
+        sim = Simulation(jobs, Cluster(nodes, gpus_per_node), policy, faults=faults,
                          progress=progress(name, len(jobs), 0) if progress else None)  # fmt: skip
         _annotate(sim, assignments)
         t1 = time.perf_counter()
         results = sim.run()
-        report.policies[name] = PolicyResult(name, results, time.perf_counter() - t1, _estimate_quality(sim))
+        extra = _estimate_quality(sim)
+        if faults is not None:
+            extra.update(node_faults=sim.fault_count, drains=sim.drains,
+                         job_failures=sum(r.failures for r in results))  # fmt: skip
+        report.policies[name] = PolicyResult(name, results, time.perf_counter() - t1, extra)
         est = getattr(policy, "estimator", None)
         if isinstance(est, AdvisorEstimator):
             report.estimator_methods[name] = dict(est.methods)
@@ -170,12 +191,12 @@ def _policy(name: str, advisor: AdvisorEstimator | None, seed: int) -> Policy:
         return sjf(name, HistoryEstimator())
     if name == "tiresias":
         return Tiresias()
-    assert name in ("lucid", "sjf-schedmate", "lucid-schedmate")
+    assert name in ("lucid", "sjf-schedmate", "lucid-schedmate", "sjf-schedmate-manual")
     if name == "lucid":
         return Lucid(name, HistoryEstimator(), _profiled_util, Interference(seed))
     assert advisor is not None
     fresh = advisor.fresh()
-    if name == "sjf-schedmate":
+    if name in ("sjf-schedmate", "sjf-schedmate-manual"):
         return sjf(name, fresh)
     return Lucid(name, fresh, _profiled_util, Interference(seed), evict=True)
 

@@ -10,8 +10,11 @@ on ``G`` GPUs and a variant whose planned length at that speed comes within a fa
 ``D`` (drawn at random among those, seeded by the job id), so the code says roughly how long the job
 runs — which is the information the Advisor reads and a trace-only estimator lacks. A job that ended
 early (the trace says failed/cancelled, or, when it does not say, drawn with probability
-``early_exit``, default 0.3) planned 1.5-10x longer than it ran. Its true duration is always the
-trace's; the mapping is reproducible for a seed. Many jobs share a variant, as resubmissions do.
+``early_exit``, default 0.3) planned 1.5-10x longer than it ran (failures caused by bad nodes are
+injected by the simulator, not drawn here). Resubmissions: with probability ``recur`` (default 0.5)
+a job reruns one of the last 64 workloads of its GPU count that fit its duration, and 30 % of those change
+a hyper-parameter (the project's ``tweak`` flag) — the papers' recurring jobs. Its true duration is always the trace's;
+the mapping is reproducible for a seed and the jobs' order.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import bisect
 import json
 import math
 import random
+from collections import deque
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -64,6 +68,7 @@ class Assignment:
     early_exit: bool
     status: str  # completed | failed
     util_true: float
+    planned_s: float  # how long the job would have run to its end (its trace duration unless it ended early)
 
 
 def _launch(gpus: int, per_node: int) -> str:
@@ -83,7 +88,7 @@ class Catalogue:
         data = json.loads((self.root / "catalogue.json").read_text(encoding="utf-8"))
         self.per_node = int(data["gpus_per_node"])
         self.projects: list[dict[str, Any]] = data["projects"]
-        self._cache: dict[tuple[int, int, float, int], Workload] = {}
+        self._cache: dict[tuple[int, int, float, int, int], Workload] = {}
         self._by_gpus: dict[int, list[tuple[int, int, float, list[float], list[float]]]] = {}
 
     def runs_on(self, project: dict[str, Any], gpus: int) -> bool:
@@ -93,9 +98,10 @@ class Catalogue:
             return gpus >= int(spec.rstrip("+"))
         return gpus in spec
 
-    def workload(self, p: int, v: int, length: float, gpus: int) -> Workload:
-        """The workload of project ``p``, variant ``v``, one length and GPU count."""
-        key = (p, v, length, gpus)
+    def workload(self, p: int, v: int, length: float, gpus: int, tweak: int = 0) -> Workload:
+        """The workload of project ``p``, variant ``v``, one length and GPU count; ``tweak`` k > 0 appends the
+        project's tweak flag with its k-th value (a resubmission that changed a hyper-parameter)."""
+        key = (p, v, length, gpus, tweak)
         got = self._cache.get(key)
         if got is None:
             project = self.projects[p]
@@ -104,8 +110,10 @@ class Catalogue:
             length_text = str(int(length)) if float(length).is_integer() else f"{length}"
             command = project["command"].format(launch=_launch(gpus, self.per_node), gpus=gpus, length=length_text,
                                                 **subs)  # fmt: skip
+            if tweak:
+                command += " " + project["tweak"]["flag"].format(v=project["tweak"]["values"][tweak - 1])
             got = Workload(
-                key=f"{project['name']}/{v}/{length_text}/{gpus}", project=project["name"],
+                key=f"{project['name']}/{v}/{length_text}/{gpus}/{tweak}", project=project["name"],
                 workdir=self.root / project["name"], command=command, gpus=gpus, length=length,
                 unit=project["unit"], unit_s=float(variant["unit_s"]), util=float(variant["util"]),
                 mem_mb=float(variant["mem_mb"]),
@@ -127,8 +135,17 @@ class Catalogue:
             self._by_gpus[gpus] = got
         return got
 
-    def assign(self, job: TraceJob, seed: int, early_exit: float) -> Assignment:
-        """The workload of one trace job (see the module's docstring)."""
+    def assign(
+        self,
+        job: TraceJob,
+        seed: int,
+        early_exit: float,
+        *,
+        recent: dict[int, deque[tuple[int, int, float, int]]] | None = None,
+        recur: float = 0.5,
+    ) -> Assignment:
+        """The workload of one trace job (see the module's docstring). With ``recent`` (the last workloads per GPU
+        count, updated here), a job resubmits a recent workload that fits its duration with probability ``recur``."""
         rng = random.Random(f"{seed}:{job.job_id}")
         gpus = max(1, job.gpus)
         early = job.status in ("failed", "cancelled") if job.status else rng.random() < early_exit
@@ -144,14 +161,24 @@ class Catalogue:
                 near.append((p, v, length))
             if best is None or miss < best[0]:
                 best = (miss, p, v, length)
-        if near:
-            p, v, length = near[rng.randrange(len(near))]
+        pool = recent.setdefault(gpus, deque(maxlen=64)) if recent is not None else None
+        again = [r for r in pool if r[:3] in set(near)] if pool and rng.random() < recur else []
+        if again:  # a resubmission: the same workload, sometimes with one hyper-parameter changed
+            p, v, length, tweak = again[rng.randrange(len(again))]
+            if rng.random() < 0.3:
+                tweak = rng.randrange(len(self.projects[p]["tweak"]["values"]) + 1)
         else:
-            assert best is not None, "the catalogue has a project for every GPU count"
-            _, p, v, length = best
-        workload = self.workload(p, v, length, gpus)
+            if near:
+                p, v, length = near[rng.randrange(len(near))]
+            else:
+                assert best is not None, "the catalogue has a project for every GPU count"
+                _, p, v, length = best
+            tweak = 0
+        if pool is not None:
+            pool.append((p, v, length, tweak))
+        workload = self.workload(p, v, length, gpus, tweak)
         util = min(100.0, max(5.0, rng.gauss(workload.util, 5.0)))
-        return Assignment(workload, early, "failed" if early else "completed", util)
+        return Assignment(workload, early, "failed" if early else "completed", util, planned)
 
 
 @cache
@@ -159,7 +186,15 @@ def _default() -> Catalogue:
     return Catalogue()
 
 
-def attach(jobs: list[TraceJob], seed: int = 0, early_exit: float = 0.3) -> list[Assignment]:
-    """One assignment per job (same order), reproducible for ``seed``."""
-    cat = _default()
-    return [cat.assign(j, seed, early_exit) for j in jobs]
+def attach(
+    jobs: list[TraceJob],
+    seed: int = 0,
+    early_exit: float = 0.3,
+    *,
+    recur: float = 0.5,
+    catalogue: Catalogue | None = None,
+) -> list[Assignment]:
+    """One assignment per job (same order; give jobs in submission order), reproducible for ``seed``."""
+    cat = catalogue or _default()
+    recent: dict[int, deque[tuple[int, int, float, int]]] = {}
+    return [cat.assign(j, seed, early_exit, recent=recent, recur=recur) for j in jobs]

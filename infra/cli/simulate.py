@@ -15,7 +15,10 @@ from schedmate.schemas.exceptions import SchedMateError
 
 __all__ = ["simulate"]
 
-_POLICY_HELP = "Comma-separated: fifo, sjf-oracle, qssf, tiresias, lucid, sjf-schedmate, lucid-schedmate."
+_POLICY_HELP = (
+    "Comma-separated: fifo, sjf-oracle, qssf, tiresias, lucid, sjf-schedmate, lucid-schedmate, and "
+    "sjf-schedmate-manual (SchedMate's estimates, failures left to users)."
+)
 
 
 def default_gpus(jobs: list[tuple[float, float, int]], per_node: int, load: float = 0.85) -> int:
@@ -46,6 +49,28 @@ def simulate(
     early_exit: Annotated[
         float, typer.Option(help="Share of jobs that end early when the trace does not say.", min=0.0, max=1.0)
     ] = 0.3,
+    failures: Annotated[
+        bool,
+        typer.Option(
+            "--failures",
+            help="Inject node faults; the SchedMate policies recover through the Failure Handler (drain + requeue).",
+        ),
+    ] = False,
+    node_mtbf_days: Annotated[
+        float, typer.Option(help="With --failures: mean days between faults of a node.", min=0.01)
+    ] = 30.0,
+    repair_hours: Annotated[
+        float, typer.Option(help="With --failures: hours until operators fix a bad node.", min=0.0)
+    ] = 6.0,
+    user_delay_min: Annotated[
+        float, typer.Option(help="With --failures: mean minutes before a user resubmits a failed job.", min=0.0)
+    ] = 60.0,
+    diagnosis_recall: Annotated[
+        float,
+        typer.Option(
+            help="With --failures: share of infrastructure failures the Failure Handler diagnoses.", min=0.0, max=1.0
+        ),
+    ] = 0.85,
     out: Annotated[Path, typer.Option(help="Folder for report.md, the JCT CDF plots and result.json.")] = Path(
         "simulation-report"
     ),
@@ -57,6 +82,7 @@ def simulate(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
 
+    from schedmate.connectors.sim.policies import Recovery  # noqa: PLC0415
     from schedmate.connectors.sim.report import HEADER, table_rows, write_report  # noqa: PLC0415
     from schedmate.connectors.sim.simulate import POLICIES  # noqa: PLC0415
     from schedmate.connectors.sim.simulate import simulate as run_policies  # noqa: PLC0415
@@ -85,8 +111,11 @@ def simulate(
                 task = bars.add_task(label, total=total)
                 return lambda n: bars.advance(task, n)
 
+            recovery = Recovery(user_delay_s=user_delay_min * 60, recall=diagnosis_recall, seed=seed)
             report = run_policies(loaded, names, gpus=size, gpus_per_node=gpus_per_node, seed=seed,
-                                  early_exit=early_exit, embedder=embedder, progress=progress)  # fmt: skip
+                                  early_exit=early_exit, embedder=embedder, progress=progress, failures=failures,
+                                  recovery=recovery, node_mtbf_days=node_mtbf_days,
+                                  fault_kw={"repair_s": repair_hours * 3600})  # fmt: skip
     except SchedMateError as exc:
         fail(exc)
     if as_json:
