@@ -60,6 +60,7 @@ def _policy(name: str, seed: int):  # type: ignore[no-untyped-def]
     if name == "tiresias":
         return Tiresias(threshold_gpu_s=500.0)  # low, so preemption happens in small traces
     return Lucid(name, HistoryEstimator(), lambda j: float(j.info["util_true"]), Interference(seed), evict=True,
+                 profiler=Cluster(1, 8), profile_s=40.0,
                  evict_below=1.3, measure_s=50.0)  # fmt: skip
 
 

@@ -18,6 +18,7 @@ class Allocation:
     parts: list[tuple[int, int]]
     gpus: int
     jobs: list[int] = field(default_factory=list)
+    owner: Cluster | None = None  # the cluster the GPUs belong to
 
 
 class Cluster:
@@ -73,7 +74,7 @@ class Cluster:
         self.used += gpus
         if self.used > self.capacity:
             raise AssertionError("more GPUs allocated than the cluster has")
-        return Allocation(parts, gpus)
+        return Allocation(parts, gpus, owner=self)
 
     def release(self, alloc: Allocation) -> None:
         """Give an allocation's GPUs back."""

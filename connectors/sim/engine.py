@@ -170,12 +170,13 @@ class Simulation:
         job.version += 1
         self._push(self.now + job.remaining_s / job.rate, _FINISH, job)
 
-    def start(self, job: SimJob, alloc: Allocation | None = None) -> None:
-        """Run ``job`` on new GPUs (``fits`` must hold) or alongside the jobs of ``alloc``."""
+    def start(self, job: SimJob, alloc: Allocation | None = None, cluster: Cluster | None = None) -> None:
+        """Run ``job`` on new GPUs of ``cluster`` (default: the cluster; ``fits`` must hold) or alongside the jobs of
+        ``alloc``."""
         if job.alloc is not None or job.end_s is not None:
             raise AssertionError(f"job {job.trace.job_id} started twice")
         if alloc is None:
-            alloc = self.cluster.allocate(job.gpus)
+            alloc = (cluster or self.cluster).allocate(job.gpus)
         elif alloc.gpus != job.gpus or not alloc.jobs:
             raise AssertionError("a packed job must share a running job's GPUs of the same count")
         alloc.jobs.append(job.idx)
@@ -186,7 +187,7 @@ class Simulation:
         job.run_since_s = self.now
         job.rate = 1.0
         self._arm(job)
-        if self.faults is not None:
+        if self.faults is not None and alloc.owner is self.cluster:
             for node, _ in alloc.parts:
                 self._on_node.setdefault(node, set()).add(job.idx)
             if any(node in self.faulty for node, _ in alloc.parts):  # it fails, even if it would end sooner
@@ -198,26 +199,28 @@ class Simulation:
         job.rate = max(1e-3, rate)
         self._arm(job)
 
-    def preempt(self, job: SimJob) -> None:
-        """Stop ``job`` (checkpointed: it keeps its progress, pays the restore overhead on its next run)."""
+    def preempt(self, job: SimJob, overhead: bool = True) -> None:
+        """Stop ``job`` (checkpointed: it keeps its progress, pays the restore overhead on its next run unless
+        ``overhead`` is false, as after profiling)."""
         alloc = job.alloc
         if alloc is None:
             raise AssertionError("preempting a job that is not running")
         self._settle(job)
         job.attained_gpu_s += (self.now - job.run_since_s) * job.gpus
-        job.remaining_s += self.restore_overhead_s
-        job.preemptions += 1
+        if overhead:
+            job.remaining_s += self.restore_overhead_s
+            job.preemptions += 1
         job.version += 1  # its completion event is void
         self._leave(job, alloc)
 
     def _leave(self, job: SimJob, alloc: Allocation) -> None:
         alloc.jobs.remove(job.idx)
         job.alloc = None
-        if self.faults is not None:
+        if self.faults is not None and alloc.owner is self.cluster:
             for node, _ in alloc.parts:
                 self._on_node.get(node, set()).discard(job.idx)
         if not alloc.jobs:
-            self.cluster.release(alloc)
+            (alloc.owner or self.cluster).release(alloc)
         else:
             for other in alloc.jobs:
                 self.policy.on_unpacked(self.by_idx[other], self.now)
@@ -291,7 +294,9 @@ class Simulation:
                     job.last_s = now
                     self.policy.on_arrival(job)
                 elif kind == _JOB_FAIL:
-                    bad = [node for node, _ in job.alloc.parts if node in self.faulty] if job.alloc else []
+                    alloc = job.alloc
+                    on_main = alloc is not None and alloc.owner is self.cluster
+                    bad = [node for node, _ in alloc.parts if node in self.faulty] if alloc and on_main else []
                     if bad:
                         self._fail(job, bad[0])
                 else:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import heapq
 import random
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from schedmate.connectors.sim.cluster import Cluster
     from schedmate.connectors.sim.engine import SimJob, Simulation
     from schedmate.connectors.sim.interference import Interference
 
@@ -282,13 +284,14 @@ class Tiresias(Policy):
 
 
 class Lucid(_Estimated):
-    """Lucid-style (Hu et al., ASPLOS'23): order by estimated service, pack a job onto the GPUs of a running
-    job of the same GPU count when the interference model says the pair is worth it.
+    """Lucid-style (Hu et al., ASPLOS'23): profile each new job briefly, order by estimated service, pack a job
+    onto the GPUs of a running job of the same GPU count when the interference model says the pair is worth it.
 
-    ``estimator`` gives durations; ``profile`` gives a job's GPU utilisation as the policy sees it (Lucid
-    profiles each job briefly; SchedMate's variant reads the Advisor's estimate). With ``evict`` (SchedMate's
-    Metric Tracker), a packed pair whose measured speeds sum below ``evict_below`` is split: the guest is
-    preempted back to the queue after ``measure_s`` seconds."""
+    With a ``profiler`` (a small pool of nodes outside the main cluster), a job of at most one node first runs
+    there (FIFO) for up to ``profile_s`` seconds — a job that ends meanwhile is done — then joins the main queue,
+    its progress kept. ``estimator`` gives durations; ``profile`` gives the job's GPU utilisation as the
+    profiler measured it. With ``evict`` (SchedMate's Metric Tracker), a packed pair whose measured speeds sum
+    below ``evict_below`` is split: the guest is preempted back to the queue after ``measure_s`` seconds."""
 
     def __init__(
         self,
@@ -301,8 +304,13 @@ class Lucid(_Estimated):
         evict_below: float = 1.05,
         measure_s: float = 300.0,
         pack_util_max: float = 130.0,
+        profiler: Cluster | None = None,
+        profile_s: float = 180.0,
     ) -> None:
         super().__init__()
+        self.profiler = profiler
+        self.profile_s = profile_s
+        self._profq: deque[SimJob] = deque()
         self.name = name
         self.estimator = estimator
         self.profile = profile
@@ -314,13 +322,16 @@ class Lucid(_Estimated):
         self._hosts: dict[int, dict[int, SimJob]] = {}  # GPU count → running jobs alone on their GPUs
 
     def on_arrival(self, job: SimJob) -> None:
-        """Estimate and profile the job, queue it by expected service."""
+        """Estimate the job; profile it first (when it fits the profiler) or queue it by expected service."""
         self._estimate(job)
         job.info["util"] = self.profile(job)
-        self._queue.push(job)
+        if self.profiler is not None and not job.info.get("profiled") and job.gpus <= self.profiler.per_node:
+            self._profq.append(job)
+        else:
+            self._queue.push(job)
 
     def on_finish(self, job: SimJob) -> None:
-        """Teach the estimator; the job no longer hosts."""
+        """Teach the estimator; the job no longer hosts (nor profiles)."""
         self._learn(job)
         self._hosts.get(job.gpus, {}).pop(job.idx, None)
 
@@ -334,8 +345,15 @@ class Lucid(_Estimated):
         self._hosts.setdefault(job.gpus, {})[job.idx] = job
 
     def on_timer(self, job: SimJob, tag: str) -> None:
-        """Measured a packed pair: split it when together they run slower than ``evict_below``."""
+        """Profiling over: the job joins the main queue. Measured a packed pair: split it when together they run
+        slower than ``evict_below``."""
         alloc = job.alloc
+        if tag == "profiled":
+            if alloc is not None and alloc.owner is self.profiler:
+                self.sim.preempt(job, overhead=False)
+                job.info["profiled"] = True
+                self._queue.push(job)
+            return
         if tag != "measure" or alloc is None or len(alloc.jobs) != 2:
             return
         a, b = (self.sim.by_idx[i] for i in alloc.jobs)
@@ -349,6 +367,11 @@ class Lucid(_Estimated):
         """Start in order (backfilling); when the best waiting job fits nowhere, it may share a suitable running
         job's GPUs (packing only when the cluster is full, so no job is slowed while GPUs idle)."""
         sim = self.sim
+        profq, profiler = self._profq, self.profiler
+        while profq and profiler is not None and profiler.fits(profq[0].gpus):
+            job = profq.popleft()
+            sim.start(job, cluster=profiler)
+            sim.timer(job, sim.now + self.profile_s, "profiled")
         queue, fits = self._queue, sim.cluster.fits
         while True:
             idx = queue.best(fits)

@@ -125,7 +125,10 @@ def simulate(
     if gpus < gpus_per_node or gpus % gpus_per_node:
         raise TraceError(f"--gpus must be a positive multiple of the node size ({gpus_per_node})")
     nodes = gpus // gpus_per_node
-    jobs, left_out = _usable(trace, Cluster(nodes, gpus_per_node))
+    profiler_nodes = (1 if nodes < 32 else 2) if any(p.startswith("lucid") for p in policies) else 0
+    if nodes - profiler_nodes < 1:
+        raise TraceError(f"Lucid's profiler needs {profiler_nodes} node(s) of the cluster: give more --gpus")
+    jobs, left_out = _usable(trace, Cluster(nodes - profiler_nodes, gpus_per_node))
     if not jobs:
         raise TraceError(f"no job of {trace.name} fits a cluster of {gpus} GPUs")
     t0 = time.perf_counter()
@@ -143,9 +146,11 @@ def simulate(
     setup_s = time.perf_counter() - t0
     report = Report(trace.name, len(jobs), gpus, nodes, seed, trace.groups_on, left_out, {}, round(setup_s, 2))
     for name in policies:
-        policy = _policy(name, advisor, seed)
+        lucid = name.startswith("lucid")
+        main = Cluster(nodes - profiler_nodes if lucid else nodes, gpus_per_node)
+        policy = _policy(name, advisor, seed, Cluster(profiler_nodes, gpus_per_node) if lucid else None)
         policy.recovery = replace(recovery, auto=name in _AUTO_RECOVERY, seed=seed)
-        sim = Simulation(jobs, Cluster(nodes, gpus_per_node), policy, faults=faults,
+        sim = Simulation(jobs, main, policy, faults=faults,
                          progress=progress(name, len(jobs), 0) if progress else None)  # fmt: skip
         _annotate(sim, assignments)
         t1 = time.perf_counter()
@@ -182,7 +187,7 @@ def _annotate(sim: Simulation, assignments: list[Assignment]) -> None:
         job.info.update(workload=a.workload.key, status=a.status, util_true=a.util_true, mem_mb=a.workload.mem_mb)
 
 
-def _policy(name: str, advisor: AdvisorEstimator | None, seed: int) -> Policy:
+def _policy(name: str, advisor: AdvisorEstimator | None, seed: int, profiler: Cluster | None) -> Policy:
     if name == "fifo":
         return fifo()
     if name == "sjf-oracle":
@@ -193,12 +198,12 @@ def _policy(name: str, advisor: AdvisorEstimator | None, seed: int) -> Policy:
         return Tiresias()
     assert name in ("lucid", "sjf-schedmate", "lucid-schedmate", "sjf-schedmate-manual")
     if name == "lucid":
-        return Lucid(name, HistoryEstimator(), _profiled_util, Interference(seed))
+        return Lucid(name, HistoryEstimator(), _profiled_util, Interference(seed), profiler=profiler)
     assert advisor is not None
     fresh = advisor.fresh()
     if name in ("sjf-schedmate", "sjf-schedmate-manual"):
         return sjf(name, fresh)
-    return Lucid(name, fresh, _profiled_util, Interference(seed), evict=True)
+    return Lucid(name, fresh, _profiled_util, Interference(seed), evict=True, profiler=profiler)
 
 
 def _profiled_util(job: Any) -> float:
