@@ -240,6 +240,12 @@ def test_traces_load_with_clear_errors(tmp_path: Path) -> None:
     assert [(j.user, j.name, j.vc, j.status, j.submit_s) for j in h.jobs] == [
         ("u1", "train_x", "vcA", "completed", 0.0), ("u2", "eval", "vcA", "failed", 600.0)]  # fmt: skip
     assert h.groups_on == "user+name+vc+gpus"
+    acme = tmp_path / "trace_seren.csv"
+    acme.write_text("job_id,user,node_num,gpu_num,cpu_num,type,state,submit_time,start_time,end_time,duration,queue,"
+                    "gpu_time\nj1,u9,2,16,128,Pretrain,NODE_FAIL,2023-03-01 08:00:00,,,7200,30,115200\n")  # fmt: skip
+    a = load_trace(f"acme:{acme}")
+    assert [(j.user, j.gpus, j.status, j.duration_s) for j in a.jobs] == [("u9", 16, "failed", 7200.0)]
+    assert a.groups_on == "user+gpus"  # Acme has no job name
     generic = tmp_path / "mine.csv"
     generic.write_text("submit,runtime,gpus,user\n100,50,2,alice\n40,10,1,bob\nbad,1,1,x\n")
     g = load_trace(str(generic))
