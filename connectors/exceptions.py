@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from schedmate.schemas.exceptions import SchedMateError
 
-__all__ = ["ArchiveError", "CheckpointError", "ConnectorError", "TraceError"]
+__all__ = ["ArchiveError", "CheckpointError", "ConnectorError", "SlurmCommandError", "TraceError"]
 
 
 class ConnectorError(SchedMateError):
@@ -21,3 +21,7 @@ class TraceError(ConnectorError):
 
 class ArchiveError(ConnectorError):
     """A topic archive cannot be written or replayed."""
+
+
+class SlurmCommandError(ConnectorError):
+    """A Slurm client command is missing, timed out (controller down) or failed."""

@@ -7,7 +7,7 @@ import sys
 
 import typer
 
-from schedmate.infra.cli import admin, archive, measure, offline, simulate, stack  # noqa: F401  (they register their commands)
+from schedmate.infra.cli import admin, archive, measure, offline, simulate, slurm, stack  # noqa: F401  (they register their commands)
 from schedmate.infra.cli._common import app
 from schedmate.schemas.exceptions import SchedMateError
 

@@ -150,12 +150,23 @@ def nvml(
 @app.command()
 def demo(
     keep: Annotated[bool, typer.Option(help="Keep the broker and worker running after the jobs end.")] = False,
+    slurm: Annotated[
+        bool,
+        typer.Option(
+            "--slurm",
+            help="Run the jobs on a local Slurm cluster (root; installs slurm-wlm and munge with apt if missing).",
+        ),
+    ] = False,
 ) -> None:
     """Start everything embedded, run three real training scripts, show their live metrics."""
     from schedmate.infra.demo.demo import run_demo  # noqa: PLC0415
 
     s = settings(quiet=True)
-    run_async(run_demo(s, keep=keep))
+    if slurm:
+        from schedmate.infra.run.slurm_cluster import ensure_slurm  # noqa: PLC0415
+
+        ensure_slurm(install=True)
+    run_async(run_demo(s, keep=keep, slurm=slurm))
 
 
 @llm_app.command("serve")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shlex
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -17,6 +19,7 @@ from rich.table import Table
 from schedmate.connectors.publisher import Publisher
 from schedmate.connectors.runner import new_job_id, run_job
 from schedmate.connectors.subscriber import Subscriber
+from schedmate.infra.run.slurm_cluster import SlurmCluster
 from schedmate.infra.run.supervisor import LocalStack
 from schedmate.infra.settings import Settings
 from schedmate.schemas import jobs_estimates, jobs_events, jobs_failures, jobs_metadata, jobs_metrics, scheduler_actions
@@ -168,14 +171,13 @@ def _settled(rows: list[_Row]) -> bool:
 
 async def _follow(sub: Subscriber, rows: list[_Row], console: Console, demo_dir: Path, settle_timeout_s: float) -> None:
     """Show the jobs' events as they arrive (a live table on a terminal) until every job ended and settled."""
-    by_id = {r.job_id: r for r in rows}
     live = console.is_terminal
     deadline: float | None = None
     last_print = 0.0
     with Live(_table(rows, "live metrics"), console=console, auto_refresh=False,
               transient=False) if live else contextlib.nullcontext() as view:  # fmt: skip
         async for _, ev in sub:
-            row = by_id.get(getattr(ev, "job_id", ""))
+            row = next((r for r in rows if r.job_id == getattr(ev, "job_id", "")), None)  # ids may come late
             if row is None:
                 continue
             _apply(row, ev, demo_dir)
@@ -214,10 +216,72 @@ async def _run(pub: Publisher, row: _Row, job: DemoJob, demo_dir: Path) -> None:
                   log_copy=demo_dir / f"{row.job_id}.log")  # fmt: skip
 
 
+def _sbatch(cluster: SlurmCluster, job: DemoJob, demo_dir: Path, n: int) -> str:
+    """Submit a demo job to Slurm from its own working directory (the job's script and a batch wrapper)."""
+    name, script, args = job
+    work = demo_dir / "slurm-jobs" / f"{name}-{n}"
+    work.mkdir(parents=True, exist_ok=True)  # n: the submission's folder (the same n: the same job again)
+    shutil.copy2(_JOBS_DIR / script, work / script)
+    wrapper = work / "job.sh"
+    wrapper.write_text(f"#!/bin/bash\nexec {shlex.quote(sys.executable)} -u {script} {shlex.join(args)}\n")
+    wrapper.chmod(0o755)
+    out = cluster.command("sbatch", "--parsable", "-J", name, "-D", str(work), "--gres=gpu:1",
+                          "-o", str(work / "out-%j.log"), str(wrapper))  # fmt: skip
+    return out.stdout.strip().split(";")[0]
+
+
+async def _run_slurm(
+    cs: Settings, rows: list[_Row], jobs: tuple[DemoJob, ...], demo_dir: Path, watcher: asyncio.Task[None]
+) -> None:
+    """The jobs through a local Slurm cluster: the Slurm source publishes them, the sink applies what comes back."""
+    from schedmate.connectors.slurm.sink import SlurmSink  # noqa: PLC0415
+    from schedmate.connectors.slurm.source import SlurmSource  # noqa: PLC0415
+
+    cluster = SlurmCluster(cs.data_dir / "demo-slurm", nodes=2, gpus_per_node=2)
+    await cluster.start()
+    source, sink = SlurmSource(cs, cluster.env, poll_s=0.5), SlurmSink(cs, cluster.env)
+    await source.start()
+    await sink.start()
+    tasks = [asyncio.create_task(source.run()), asyncio.create_task(sink.run())]
+    try:
+
+        async def submit(job: DemoJob, row: _Row, n: int) -> _Row:
+            row.job_id = f"slurm-{await asyncio.to_thread(_sbatch, cluster, job, demo_dir, n)}"
+            return row
+
+        async def ended(row: _Row, limit_s: float = 600.0) -> None:
+            deadline = time.monotonic() + limit_s  # a job Slurm cannot run must not hang the demo
+            while row.status not in ("completed", "failed", "cancelled") and not watcher.done():
+                if time.monotonic() > deadline:
+                    return
+                await asyncio.sleep(0.5)  # the watcher folds the events into the rows
+
+        first = [await submit(job, row, i) for i, (job, row) in enumerate(zip(jobs, rows, strict=False))]
+        await asyncio.gather(*(ended(r) for r in first))
+        await asyncio.sleep(2.0)  # the history writer records the outcomes; then the same job again
+        await ended(await submit(jobs[0], rows[-1], 0))  # the same folder and command: a resubmission
+        for r in rows:  # the log as Slurm wrote it, for the summary's line count
+            for out in (demo_dir / "slurm-jobs").glob(f"*/out-{r.job_id.removeprefix('slurm-')}.log"):
+                shutil.copy2(out, demo_dir / f"{r.job_id}.log")
+    finally:
+        source.request_stop()
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await source.stop()
+        await sink.stop()
+        await cluster.stop()
+
+
 async def run_demo(
-    settings: Settings, keep: bool = False, jobs: tuple[DemoJob, ...] = DEMO_JOBS, settle_timeout_s: float = 60.0
+    settings: Settings,
+    keep: bool = False,
+    jobs: tuple[DemoJob, ...] = DEMO_JOBS,
+    settle_timeout_s: float = 60.0,
+    slurm: bool = False,
 ) -> list[_Row]:
-    """Run the demo; return its rows (the jobs, their final metrics and status)."""
+    """Run the demo; return its rows (the jobs, their final metrics and status). With ``slurm``, the jobs run on a
+    local Slurm cluster watched by the Slurm source and acted on by the Slurm sink."""
     console = Console() if sys.stdout.isatty() else Console(width=140)
     settings = settings.model_copy(update={"metrics_interval_s": min(settings.metrics_interval_s, 2.0)})
     demo_dir = settings.data_dir / "demo"
@@ -228,15 +292,20 @@ async def run_demo(
     async with LocalStack(settings, workers=1, worker_env={"SCHEDMATE_METRICS_INTERVAL_S": "2", **quiet}) as stack:
         cs = stack.client_settings
         console.print(f"broker kafka://{stack.bootstrap}; jobs' logs mirrored in {demo_dir}")
-        rows = [_Row(name, new_job_id(name)) for name, _, _ in jobs]
-        rows.append(_Row(f"{jobs[0][0]} (again)", new_job_id(jobs[0][0])))  # resubmitted after the first round
+        # Slurm gives job ids at submission: until then a row has a placeholder id no event carries
+        rows = [_Row(name, f"{name}-to-submit" if slurm else new_job_id(name)) for name, _, _ in jobs]
+        again = f"{jobs[0][0]} (again)"
+        rows.append(_Row(again, f"{again}-to-submit" if slurm else new_job_id(jobs[0][0])))  # resubmitted later
         topics = [t.name for t in (jobs_metrics.TOPIC, jobs_events.TOPIC, jobs_failures.TOPIC, scheduler_actions.TOPIC,
                                    jobs_metadata.TOPIC, jobs_estimates.TOPIC)]  # fmt: skip
         async with Subscriber(cs, topics) as sub, Publisher(cs) as pub:
             watcher = asyncio.create_task(_follow(sub, rows, console, demo_dir, settle_timeout_s))
-            await asyncio.gather(*(_run(pub, r, job, demo_dir) for r, job in zip(rows[:-1], jobs, strict=True)))
-            await asyncio.sleep(2.0)  # the history writer records the outcomes; then the same job again
-            await _run(pub, rows[-1], jobs[0], demo_dir)
+            if slurm:
+                await _run_slurm(cs, rows, jobs, demo_dir, watcher)
+            else:
+                await asyncio.gather(*(_run(pub, r, job, demo_dir) for r, job in zip(rows[:-1], jobs, strict=True)))
+                await asyncio.sleep(2.0)  # the history writer records the outcomes; then the same job again
+                await _run(pub, rows[-1], jobs[0], demo_dir)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(watcher, settle_timeout_s)
         _summary(rows, console, demo_dir)
