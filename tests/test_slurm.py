@@ -312,3 +312,36 @@ async def test_demo_on_slurm_runs_the_jobs_through_the_source_and_the_sink(tmp_p
     notes = (tmp_path / "data" / "slurm" / "notifications.jsonl").read_text().splitlines()
     assert [json.loads(n)["job_id"] for n in notes] == [failed.job_id]
     assert again.meta is not None and again.meta.resubmission_of == ok.job_id
+
+
+async def test_a_job_that_ended_and_was_forgotten_while_the_source_was_down_comes_from_the_jobcomp_log(
+    broker: EmbeddedBroker, tmp_path: Path
+) -> None:
+    """With MinJobAge at 2 s, a job that runs and ends while the source is down is gone from squeue when it
+    starts; the job-completion log still gives its submission, start (node list) and end (failed, exit code 3)."""
+    cluster = SlurmCluster(tmp_path / "s", nodes=2, gpus_per_node=1, min_job_age_s=2)
+    await cluster.start()
+    try:
+        settings = Settings(broker=f"kafka://{broker.bootstrap}", data_dir=tmp_path / "conn")
+        work = tmp_path / "w"
+        work.mkdir()
+        sid = sbatch(cluster, work, 'echo "step 1/2"\nexit 3\n')
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and sid in cluster.command("squeue", "-h", "-o", "%i").stdout.split():
+            await asyncio.sleep(0.5)
+        assert sid not in cluster.command("squeue", "-h", "-o", "%i").stdout.split()  # the controller forgot it
+        source = SlurmSource(settings, cluster.env)
+        await source.start()
+        try:
+            await source.poll()
+        finally:
+            await source.stop()
+        key = f"slurm-{sid}"
+        events = [e for e in decoded(await collect(broker.bootstrap, EVENTS.name, lambda m: len(m) >= 2, 30), EVENTS)
+                  if e.job_id == key]  # fmt: skip
+        assert [(e.kind, e.status, e.exit_code) for e in events] == [("started", None, None), ("finished", "failed", 3)]
+        assert events[0].nodes and events[0].node in cluster.nodes
+        subs = decoded(await collect(broker.bootstrap, SUBMITTED.name, lambda m: len(m) >= 1, 30), SUBMITTED)
+        assert [s.job_id for s in subs] == [key] and subs[0].workdir == str(work)
+    finally:
+        cluster.teardown()

@@ -95,8 +95,14 @@ def slurm_sink(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only report what would be done.")] = False,
     order: Annotated[bool, typer.Option(help="Order pending jobs shortest-expected first.")] = True,
     actions: Annotated[bool, typer.Option(help="Apply scheduler.actions (drain, requeue, notify).")] = True,
+    max_nice: Annotated[int, typer.Option(help="The largest Nice the sink sets.", min=0, max=2_000_000)] = 10_000,
+    nice_per_decade: Annotated[float, typer.Option(help="Nice added per 10x longer expected duration.", min=0)] = (
+        1000.0
+    ),
 ) -> None:
     """Apply estimates (pending-job order) and failure actions to Slurm."""
     from schedmate.connectors.slurm.sink import SlurmSink  # noqa: PLC0415
 
-    _serve(SlurmSink(settings(), _env(conf), dry_run=dry_run, order=order, actions=actions))
+    sink = SlurmSink(settings(), _env(conf), dry_run=dry_run, order=order, actions=actions, max_nice=max_nice,
+                     nice_per_decade=nice_per_decade)  # fmt: skip
+    _serve(sink)

@@ -67,13 +67,21 @@ def _alive(pid_file: Path) -> bool:
 class SlurmCluster(AsyncLifecycle):
     """``async with SlurmCluster(root, nodes=3) as c: subprocess.run(["sbatch", ...], env=c.env)``."""
 
-    def __init__(self, root: Path, nodes: int = 3, gpus_per_node: int = 4, cpus_per_node: int | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        nodes: int = 3,
+        gpus_per_node: int = 4,
+        cpus_per_node: int | None = None,
+        min_job_age_s: int = 300,
+    ) -> None:
         if nodes < 1 or gpus_per_node < 0:
             raise SlurmError("a Slurm cluster needs at least one node")
         self.root = root.absolute()
         self.nodes = [f"node{i}" for i in range(1, nodes + 1)]
         self.gpus_per_node = gpus_per_node
         self.cpus_per_node = cpus_per_node or os.cpu_count() or 1  # slurmd drains a node claiming more than it has
+        self.min_job_age_s = min_job_age_s  # how long squeue still shows a finished job
         self.conf = self.root / "slurm.conf"
         # slurmstepd fails to write a job's script under a long spool path ("File exists"): keep it short
         digest = hashlib.sha256(str(self.root).encode()).hexdigest()[:10]
@@ -119,7 +127,7 @@ class SlurmCluster(AsyncLifecycle):
             f"JobCompLoc={self.jobcomp}", "GresTypes=gpu", f"StateSaveLocation={r}/state",
             f"SlurmdSpoolDir={self.spool}/%n", f"SlurmctldPidFile={r}/run/slurmctld.pid",
             f"SlurmdPidFile={r}/run/slurmd-%n.pid", f"SlurmctldLogFile={r}/log/slurmctld.log",
-            f"SlurmdLogFile={r}/log/slurmd-%n.log", "ReturnToService=2", "MinJobAge=300",
+            f"SlurmdLogFile={r}/log/slurmd-%n.log", "ReturnToService=2", f"MinJobAge={self.min_job_age_s}",
             "JobRequeue=1", "KillWait=5",
         ]  # fmt: skip
         gres = f" Gres=gpu:{self.gpus_per_node}" if self.gpus_per_node else ""
