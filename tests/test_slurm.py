@@ -162,7 +162,8 @@ async def test_a_log_line_cannot_make_the_sink_drain_a_node_outside_the_allocati
     broker: EmbeddedBroker, slurm: SlurmCluster, tmp_path: Path
 ) -> None:
     """An action naming a node the job never ran on (as a job's own output might claim) is refused; dry-run only
-    reports; an action applied twice (redelivered) is applied once."""
+    reports; an action applied twice (redelivered) is applied once; a job requeued as often as allowed is held
+    (with a notification) instead of requeued again."""
     settings = Settings(broker=f"kafka://{broker.bootstrap}", data_dir=tmp_path / "conn")
     work = tmp_path / "w"
     work.mkdir()
@@ -188,6 +189,14 @@ async def test_a_log_line_cannot_make_the_sink_drain_a_node_outside_the_allocati
     assert "DRAIN" in slurm.command("scontrol", "show", "node", "node2").stdout
     other = await sink.apply_action(SchedulerAction(job_id="job-elsewhere", action="requeue"))
     assert other is None  # not this cluster's job
+    assert job_state(slurm, sid).get("Restarts") == "1"  # requeued once (excluding node2)
+    strict = SlurmSink(settings, slurm.env, max_requeues=1, state_dir=tmp_path / "strict")
+    strict.dir.mkdir(parents=True)
+    held = await strict.apply_action(SchedulerAction(job_id=f"slurm-{sid}", action="requeue", diagnosis_id="d3"))
+    assert held is not None and held.what.startswith("hold") and ["scontrol", "hold", sid] in held.commands
+    state = job_state(slurm, sid)
+    assert state.get("JobState") == "PENDING" and state.get("Priority") == "0"  # held: it will not start
+    assert json.loads((tmp_path / "strict" / "notifications.jsonl").read_text())["diagnosis_id"] == "d3"
 
 
 async def _start_order(slurm: SlurmCluster, broker: EmbeddedBroker, tmp_path: Path, sink_on: bool) -> list[str]:

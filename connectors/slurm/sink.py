@@ -7,7 +7,8 @@ written on :class:`~schedmate.connectors.subscriber.Subscriber`, and the worked 
 * ``scheduler.actions`` → only the allowlisted kinds, only for this cluster's jobs (``slurm-<id>``):
   ``drain_node_and_requeue`` drains the node (``scontrol update NodeName=… State=DRAIN Reason=…``) and requeues
   the job excluding it; ``requeue_excluding_node`` requeues excluding the node; ``requeue`` requeues;
-  ``notify_user`` appends a record to ``<data>/slurm/notifications.jsonl``; ``none`` does nothing.
+  ``notify_user`` appends a record to ``<data>/slurm/notifications.jsonl``; ``none`` does nothing. A job
+  already requeued ``max_requeues`` times is held (``requeuehold``) with a notification instead of requeued again.
   The node must belong to the job's allocation **as Slurm records it** — a job's output can never make the
   sink drain another node — else the action is refused and logged. Requeues hold the job first, set the
   exclusion, then release it, so it cannot start on the bad node in between.
@@ -68,6 +69,7 @@ class SlurmSink(AsyncLifecycle):
         actions: bool = True,
         max_nice: int = 10_000,
         nice_per_decade: float = 1000.0,
+        max_requeues: int = 3,
         group_id: str = "schedmate-slurm-sink",
         state_dir: Path | None = None,
     ) -> None:
@@ -79,6 +81,7 @@ class SlurmSink(AsyncLifecycle):
         self.actions = actions
         self.max_nice = max_nice
         self.nice_per_decade = nice_per_decade
+        self.max_requeues = max_requeues  # a job requeued this often is held instead (no crash loop)
         self.group_id = group_id
         self.dir = state_dir or settings.data_dir / "slurm"
         self.log: list[Applied] = []  # the last 1,000 things done
@@ -145,6 +148,14 @@ class SlurmSink(AsyncLifecycle):
         """The Nice value of a pending job expected to run ``p50_s`` seconds (shorter: lower: sooner)."""
         return max(0, min(self.max_nice, round(self.nice_per_decade * math.log10(max(p50_s, 1.0)))))
 
+    async def _notify(self, applied: Applied, action: SchedulerAction, job: dict[str, str], reason: str) -> None:
+        record = {"ts": time.time(), "job_id": action.job_id, "user": job.get("UserId", "").split("(")[0],
+                  "diagnosis_id": action.diagnosis_id, "reason": reason}  # fmt: skip
+        applied.commands.append(["notify", json.dumps(record)])
+        if not self.dry_run:
+            with (self.dir / "notifications.jsonl").open("a") as fh:
+                fh.write(json.dumps(record) + "\n")
+
     # --- estimates -----------------------------------------------------------------------------------------
     async def apply_estimate(self, est: JobEstimate) -> Applied | None:
         """Order a pending job by its expected duration."""
@@ -187,8 +198,14 @@ class SlurmSink(AsyncLifecycle):
         if action.action == "drain_node_and_requeue" and node:
             await self._do(applied, "scontrol", "update", f"NodeName={node}", "State=DRAIN", f"Reason={reason}")
         if action.action in ("drain_node_and_requeue", "requeue_excluding_node", "requeue"):
-            if job.get("JobState") not in TERMINAL and job.get("JobState") != "RUNNING":
-                applied.refused = f"the job is {job.get('JobState')}: nothing to requeue"
+            restarts = int(job.get("Restarts", "0")) if job.get("Restarts", "0").isdigit() else 0
+            state = job.get("JobState", "")
+            if restarts >= self.max_requeues and (state in TERMINAL or state in ("RUNNING", "PENDING")):
+                applied.what = f"hold (requeued {restarts} times already; was {action.action})"  # no crash loop
+                await self._do(applied, "scontrol", "hold" if state == "PENDING" else "requeuehold", sid)
+                await self._notify(applied, action, job, f"held after {restarts} requeues: {action.reason}")
+            elif state not in TERMINAL and state != "RUNNING":
+                applied.refused = f"the job is {state}: nothing to requeue"
             else:
                 await self._do(applied, "scontrol", "requeuehold", sid)
                 if node and action.action != "requeue":
@@ -196,12 +213,7 @@ class SlurmSink(AsyncLifecycle):
                     await self._do(applied, "scontrol", "update", f"JobId={sid}", f"ExcNodeList={','.join(excluded)}")
                 await self._do(applied, "scontrol", "release", sid)
         elif action.action == "notify_user":
-            record = {"ts": time.time(), "job_id": action.job_id, "user": job.get("UserId", "").split("(")[0],
-                      "diagnosis_id": action.diagnosis_id, "reason": action.reason}  # fmt: skip
-            applied.commands.append(["notify", json.dumps(record)])
-            if not self.dry_run:
-                with (self.dir / "notifications.jsonl").open("a") as fh:
-                    fh.write(json.dumps(record) + "\n")
+            await self._notify(applied, action, job, action.reason)
         if not self.dry_run:
             self._done["actions"][action.action_id] = {"job": action.job_id, "ts": time.time()}
             self._save()

@@ -99,10 +99,13 @@ def slurm_sink(
     nice_per_decade: Annotated[float, typer.Option(help="Nice added per 10x longer expected duration.", min=0)] = (
         1000.0
     ),
+    max_requeues: Annotated[
+        int, typer.Option(help="Hold a job requeued this often instead of requeuing it.", min=0)
+    ] = 3,
 ) -> None:
     """Apply estimates (pending-job order) and failure actions to Slurm."""
     from schedmate.connectors.slurm.sink import SlurmSink  # noqa: PLC0415
 
     sink = SlurmSink(settings(), _env(conf), dry_run=dry_run, order=order, actions=actions, max_nice=max_nice,
-                     nice_per_decade=nice_per_decade)  # fmt: skip
+                     nice_per_decade=nice_per_decade, max_requeues=max_requeues)  # fmt: skip
     _serve(sink)
