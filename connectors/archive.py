@@ -84,16 +84,21 @@ def _metadata(topic: str) -> dict[bytes, bytes]:
     return meta
 
 
+async def _started(client: Any, bootstrap: str) -> None:
+    """Start an aiokafka client, or one :class:`BrokerError` saying what to do."""
+    try:
+        await asyncio.wait_for(client.start(), 15)
+    except (KafkaConnectionError, TimeoutError) as exc:
+        with contextlib.suppress(Exception):
+            await client.stop()
+        raise BrokerError(f"cannot reach the Kafka broker at {bootstrap}: is it running? (`schedmate up`)") from exc
+
+
 async def _consumer(settings: Settings) -> AIOKafkaConsumer:
     bootstrap = resolve_bootstrap(settings)
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest",
                                 **client_options(settings))  # fmt: skip
-    try:
-        await asyncio.wait_for(consumer.start(), 15)
-    except (KafkaConnectionError, TimeoutError) as exc:
-        with contextlib.suppress(Exception):
-            await consumer.stop()
-        raise BrokerError(f"cannot reach the Kafka broker at {bootstrap}: is it running? (`schedmate up`)") from exc
+    await _started(consumer, bootstrap)
     return consumer
 
 
@@ -203,12 +208,7 @@ async def replay(
     bootstrap = resolve_bootstrap(settings)
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, **client_options(settings),
                                 **producer_options(settings))  # fmt: skip
-    try:
-        await asyncio.wait_for(producer.start(), 15)
-    except (KafkaConnectionError, TimeoutError) as exc:
-        with contextlib.suppress(Exception):
-            await producer.stop()
-        raise BrokerError(f"cannot reach the Kafka broker at {bootstrap}: is it running? (`schedmate up`)") from exc
+    await _started(producer, bootstrap)
     sent: dict[str, int] = dict.fromkeys(names, 0)
     try:
         parts = {t: await producer.partitions_for(t) for t in names}

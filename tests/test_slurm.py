@@ -354,3 +354,25 @@ async def test_a_job_that_ended_and_was_forgotten_while_the_source_was_down_come
         assert [s.job_id for s in subs] == [key] and subs[0].workdir == str(work)
     finally:
         cluster.teardown()
+
+
+async def test_one_malformed_slurm_job_does_not_stop_the_others(broker: EmbeddedBroker, tmp_path: Path) -> None:
+    """A job whose fields the contract refuses (a NUL in its working directory) is skipped with a warning; the job
+    after it in the same poll is still published."""
+    settings = Settings(broker=f"kafka://{broker.bootstrap}", data_dir=tmp_path / "conn")
+    source = SlurmSource(settings, {"SLURM_CONF": str(tmp_path / "none.conf")})
+    bad = {"job_id": 7, "job_state": "PENDING", "user_name": "u", "current_working_directory": "/x\x00y"}
+    good = {"job_id": 8, "job_state": "PENDING", "user_name": "u", "current_working_directory": str(tmp_path),
+            "command": f"{tmp_path}/run.sh", "tres_per_node": "gres:gpu:4", "node_count": 1}  # fmt: skip
+
+    async def jobs() -> list[dict[str, Any]]:
+        return [bad, good]
+
+    await source.start()
+    try:
+        source.slurm.jobs = jobs  # type: ignore[method-assign]  # the controller's answer, as squeue would give it
+        await source.poll()
+    finally:
+        await source.stop()
+    subs = decoded(await collect(broker.bootstrap, SUBMITTED.name, lambda m: len(m) >= 1, 30), SUBMITTED)
+    assert [(s.job_id, s.num_gpus, s.command) for s in subs] == [("slurm-8", 4, ["run.sh"])]

@@ -20,7 +20,7 @@ from typing import Any, Final
 from schedmate.agents.advisor.history import History
 from schedmate.agents.exceptions import TraceFormatError
 
-__all__ = ["ImportResult", "TraceFormatError", "import_csv"]
+__all__ = ["ImportResult", "TraceFormatError", "find_column", "import_csv", "parse_time"]
 
 _DURATION: Final = ("duration", "duration_s", "runtime", "run_time", "elapsed", "duration_sec")
 _GPUS: Final = ("num_gpus", "gpus", "gpu_num", "num_gpu", "gpu_count")
@@ -38,12 +38,14 @@ class ImportResult:
     skipped: int
 
 
-def _col(header: list[str], names: tuple[str, ...]) -> str | None:
+def find_column(header: list[str], names: tuple[str, ...]) -> str | None:
+    """The header entry matching the first of ``names`` (case and surrounding spaces ignored)."""
     low = {h.lower().strip(): h for h in header}
     return next((low[n] for n in names if n in low), None)
 
 
-def _ts(raw: str) -> float | None:
+def parse_time(raw: str) -> float | None:
+    """Epoch seconds from epoch seconds, relative seconds or ISO 8601 (naive = UTC); None if unreadable."""
     raw = raw.strip()
     if not raw:
         return None
@@ -75,10 +77,10 @@ def import_csv(
             header = next(csv.reader(fh), [])
     except OSError as exc:
         raise TraceFormatError(f"cannot read {path}: {exc}") from exc
-    dur_col, gpu_col = _col(header, _DURATION), _col(header, _GPUS)
+    dur_col, gpu_col = find_column(header, _DURATION), find_column(header, _GPUS)
     if dur_col is None:
         raise TraceFormatError(f"{path}: no duration column (one of {', '.join(_DURATION)}); header is {header}")
-    cols = {k: _col(header, names) for k, names in {
+    cols = {k: find_column(header, names) for k, names in {
         "job_id": ("job_id", "jobid", "id"), "user": ("user", "user_id", "username"),
         "cluster": ("cluster", "vc", "virtual_cluster", "partition"), "name": ("name", "job_name", "jobname"),
         "status": ("status", "state", "final_status"), "ts": ("timestamp", "submit_time", "submitted_at", "submit"),
@@ -101,7 +103,7 @@ def import_csv(
             gpus = int(float(gpus_raw)) if gpus_raw else 0
         except ValueError:
             gpus = 0
-        submit = _ts(row.get(cols["ts"], "") or "") if cols["ts"] else None
+        submit = parse_time(row.get(cols["ts"], "") or "") if cols["ts"] else None
         status_raw = (row.get(cols["status"], "") or "").strip().lower() if cols["status"] else ""
         pending.append({
             "job_id": (row.get(cols["job_id"]) or "").strip() if cols["job_id"] else "",

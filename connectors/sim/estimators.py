@@ -104,7 +104,6 @@ class AdvisorEstimator:
         k: int = 3,
         threshold: float = 0.90,
         progress: Callable[[int], None] | None = None,
-        metadata: Callable[[Workload], Any] | None = None,
     ) -> None:
         from schedmate.agents.advisor.extract.metadata import extract_metadata  # noqa: PLC0415
         from schedmate.agents.advisor.facets import embed_metadata  # noqa: PLC0415
@@ -115,7 +114,7 @@ class AdvisorEstimator:
         metas = []
         for key in self.keys:
             w = workloads[key]
-            metas.append(metadata(w) if metadata else extract_metadata(w.workdir, w.command))
+            metas.append(extract_metadata(w.workdir, w.command))
             if progress:
                 progress(1)
         self.metadata = metas

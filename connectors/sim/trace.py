@@ -27,11 +27,11 @@ import io
 import tarfile
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Final
 
+from schedmate.agents.advisor.trace_import import find_column, parse_time
 from schedmate.connectors.exceptions import TraceError
 
 __all__ = ["Trace", "TraceJob", "load_trace"]
@@ -75,37 +75,17 @@ class Trace:
         return Trace(self.name, self.jobs[:n], self.groups_on, self.skipped)
 
 
-def _col(header: Iterable[str], names: tuple[str, ...]) -> str | None:
-    low = {h.lower().strip(): h for h in header}
-    return next((low[n] for n in names if n in low), None)
-
-
-def _time(raw: str) -> float | None:
-    raw = raw.strip()
-    if not raw:
-        return None
-    try:
-        return float(raw)
-    except ValueError:
-        pass
-    try:
-        dt = datetime.fromisoformat(raw)
-    except ValueError:
-        return None
-    return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).timestamp()
-
-
 def _rows(name: str, text: Iterable[str], prefix: str = "") -> tuple[list[TraceJob], int]:
     reader = csv.DictReader(text)
     header = list(reader.fieldnames or [])
-    sub, dur, gpu = _col(header, _SUBMIT), _col(header, _DURATION), _col(header, _GPUS)
+    sub, dur, gpu = find_column(header, _SUBMIT), find_column(header, _DURATION), find_column(header, _GPUS)
     missing = [what for what, col in (("submission time", sub), ("duration", dur), ("GPU count", gpu)) if col is None]
     if missing:
         raise TraceError(f"{name}: no {' / '.join(missing)} column; the header is {header}. A trace needs a "
                          f"submission time ({', '.join(_SUBMIT)}), a duration ({', '.join(_DURATION)}) and GPUs "
                          f"({', '.join(_GPUS)})")  # fmt: skip
     assert sub is not None and dur is not None and gpu is not None
-    opt = {k: _col(header, names) for k, names in {
+    opt = {k: find_column(header, names) for k, names in {
         "job_id": ("job_id", "jobid", "id"), "user": ("user", "user_id", "username"),
         "name": ("name", "jobname", "job_name"), "vc": ("vc", "cluster", "virtual_cluster", "partition"),
         "status": ("status", "state", "final_status"),
@@ -113,7 +93,7 @@ def _rows(name: str, text: Iterable[str], prefix: str = "") -> tuple[list[TraceJ
     jobs: list[TraceJob] = []
     skipped = 0
     for i, row in enumerate(reader, start=1):
-        submit = _time(row.get(sub) or "")
+        submit = parse_time(row.get(sub) or "")
         try:
             duration = float(row.get(dur) or "")
             gpus = int(float(row.get(gpu) or ""))

@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any, Self
 
+from pydantic import ValidationError
+
 from schedmate.connectors.exceptions import SlurmCommandError
 from schedmate.connectors.publisher import Publisher
 from schedmate.connectors.slurm.commands import RUNNING, TERMINAL, Slurm, expand_output_path, parse_kv
@@ -177,7 +179,10 @@ class SlurmSource(AsyncLifecycle):
             log.info("slurm controller back", after_s=round(time.monotonic() - self._down_since, 1))
             self._down_since = None
         for job in sorted(jobs, key=lambda j: _number(j.get("job_id"))):
-            await self._job(job)
+            try:
+                await self._job(job)
+            except (ValidationError, ValueError, TypeError, KeyError) as exc:  # one odd job never stops the others
+                log.warning("skipping a Slurm job this poll", slurm_job=str(job.get("job_id")), error=str(exc)[:300])
         await self._ended_unwatched()
         await self._tail_all()
 
