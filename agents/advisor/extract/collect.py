@@ -16,6 +16,8 @@ from typing import Final
 from schedmate.agents.advisor.extract.config_sources import (
     Value,
     argparse_specs,
+    class_defaults,
+    cli_function_defaults,
     config_tree_assignments,
     flag_values,
     load_structured,
@@ -48,6 +50,7 @@ class Extraction:
     per_rank_accum_divided: bool = False
     batch_divided_by_world: bool = False
     uses: dict[str, Use] = field(default_factory=dict)  # what consumer APIs receive (see usesites)
+    config_classes: dict[str, str] = field(default_factory=dict)  # local name → config class it instantiates
 
     def get(self, *keys: str) -> Value | None:
         """The value of the first key that is set (exact dotted key, then leaf name)."""
@@ -59,14 +62,17 @@ class Extraction:
         for k in keys:
             if k in self.values and self.values[k].value is not None:
                 return k, self.values[k]
-        for k in keys:
-            hits = [
-                (key, v)
-                for key, v in self.values.items()
-                if key.rsplit(".", 1)[-1] == k and v.value is not None and not _EVAL_SECTION.search(key)
-            ]
-            if hits:
-                return hits[-1]
+        for fold in (False, True):  # a leaf of the same case first; then yacs' upper-case keys (``TRAIN.BATCH_SIZE``)
+            for k in keys:
+                want = k.lower() if fold else k
+                hits = [
+                    (key, v)
+                    for key, v in self.values.items()
+                    if ((leaf := key.rsplit(".", 1)[-1]) == want or (fold and leaf.isupper() and leaf.lower() == want))
+                    and v.value is not None and not _EVAL_SECTION.search(key)
+                ]  # fmt: skip
+                if hits:
+                    return hits[-1]
         return None
 
 
@@ -93,6 +99,9 @@ def _read_config_files(ws: Workspace, ex: Extraction, args: list[str]) -> None:
             continue
         ex.sources.append(path)
         if path.endswith(".py"):
+            for base in _local_imports(ws, text, path)[:8]:  # ml_collections: `get_default_configs()` of a module
+                if base_text := ws.read_text_or_none(base):
+                    ex.values.update(config_tree_assignments(base_text, base))
             ex.values.update(python_assignments(text, path, arithmetic=True))
             ex.values.update(config_tree_assignments(text, path))
         else:
@@ -129,6 +138,65 @@ def _local_imports(ws: Workspace, code: str, script: str) -> list[str]:
     return out
 
 
+def _class_def(ws: Workspace, tree: ast.Module, name: str, file: str, hops: int = 2) -> tuple[ast.ClassDef, str] | None:
+    """The definition of class ``name`` as ``file`` sees it: its own, or one it imports from the job's modules (a
+    package ``__init__`` that re-exports it is followed)."""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return node, file
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom) or hops <= 0:
+            continue
+        for alias in node.names:
+            if (alias.asname or alias.name) != name:
+                continue
+            for mod in (f"{node.module}.{alias.name}" if node.module else alias.name, node.module or ""):
+                path = ws.module_file(mod, node.level, file) if mod else None
+                text = ws.read_text_or_none(path) if path else None
+                if not path or not text:
+                    continue
+                try:
+                    sub = ast.parse(text)
+                except (SyntaxError, ValueError):
+                    continue
+                found = _class_def(ws, sub, alias.name, path, hops - 1)
+                if found is not None:
+                    return found
+    return None
+
+
+def _config_classes(ws: Workspace, ex: Extraction, code: str, script: str) -> None:
+    """Config classes the entry instantiates bare (``train_config = TRAIN_CONFIG()``) or hands to
+    ``HfArgumentParser``: their field defaults become the lowest-priority settings (``Class.field``)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Name) and not node.args and not node.keywords:
+            names.add(node.func.id)
+        elif getattr(node.func, "id", getattr(node.func, "attr", "")) == "HfArgumentParser" and node.args:
+            arg = node.args[0]
+            names.update(e.id for e in (arg.elts if isinstance(arg, ast.Tuple | ast.List) else [arg])
+                         if isinstance(e, ast.Name))  # fmt: skip
+    defaults: dict[str, Value] = {}
+    for name in sorted(names)[:16]:
+        found = _class_def(ws, tree, name, script)
+        if found is None:
+            continue
+        cls, file = found
+        fields = class_defaults(cls, file)
+        decorated = any("dataclass" in ast.unparse(d) for d in cls.decorator_list)
+        if not fields or not (decorated or len(fields) >= 2) or any("Module" in ast.unparse(b) for b in cls.bases):
+            continue
+        ex.config_classes[name] = cls.name
+        defaults.update({f"{cls.name}.{k}": v for k, v in fields.items()})
+    ex.values = {**defaults, **ex.values}
+
+
 def _llamafactory(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) -> None:
     launch = ex.launch
     script = launch.script or ""
@@ -143,7 +211,7 @@ def _llamafactory(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
 def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) -> None:
     launch = ex.launch
     script = launch.script or ""
-    code = ws.read_text_or_none(script) or ""
+    code = (ws.read_text_or_none(script) or "") + launch.entry_suffix
     ex.code = code
     for module in _local_imports(ws, code, script):  # config trees' defaults (yacs _C.X.Y = ...): lowest priority
         text = ws.read_text_or_none(module)
@@ -151,6 +219,8 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
             ex.values.update(config_tree_assignments(text, module))
     ex.values.update(config_tree_assignments(code, script))
     ex.values.update(python_assignments(code, script, arithmetic=True))
+    ex.values.update(cli_function_defaults(code, script))  # fire / typer: the entry function's defaults
+    _config_classes(ws, ex, code, script)
     specs = argparse_specs(code)
     if specs:
         ex.values.update(resolve_argparse(specs, launch.args, script))
@@ -167,12 +237,56 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
     ex.per_rank_accum_divided = bool(re.search(r"gradient_accumulation_steps\s*//=\s*\w*world_size", code))
 
 
+_BATCH_PER_RANK: Final = re.compile(
+    r"batch_size\w*\s*/{1,2}\s*(?:max\(\s*1\s*,\s*)?[\w.]*(?:world_size|num_gpus|n_gpus?|ngpus|num_replicas|"
+    r"get_world_size\(\))",
+    re.I,
+)
+
+
+def job_modules(ws: Workspace, script: str, code: str, depth: int = 3, cap: int = 40) -> list[tuple[str, str]]:
+    """The job's own modules the entry script reaches through imports (breadth first, ``depth`` hops, ``cap`` files),
+    with their text."""
+    seen = {script}
+    out: list[tuple[str, str]] = []
+    frontier = [(script, code)]
+    for _ in range(depth):
+        nxt: list[tuple[str, str]] = []
+        for importer, text in frontier:
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError):
+                continue
+            for node in ast.walk(tree):
+                mods: list[tuple[str, int]] = []
+                if isinstance(node, ast.ImportFrom):
+                    mods = [(node.module or "", node.level)] + [
+                        (f"{node.module}.{a.name}" if node.module else a.name, node.level) for a in node.names
+                    ]
+                elif isinstance(node, ast.Import):
+                    mods = [(a.name, 0) for a in node.names]
+                for mod, level in mods:
+                    path = ws.module_file(mod, level, importer) if mod or level else None
+                    if path and path not in seen and len(out) < cap and (t := ws.read_text_or_none(path)):
+                        seen.add(path)
+                        out.append((path, t))
+                        nxt.append((path, t))
+        frontier = nxt
+    return out
+
+
 def _data_module_and_deepspeed(ws: Workspace, ex: Extraction) -> None:
     for key in ("data._target_", "datamodule._target_"):  # a data module that splits the batch across ranks
         v = ex.values.get(key)
         if v is not None and isinstance(v.value, str) and "." in v.value:
             text = ws.read_text_or_none(v.value.rpartition(".")[0].replace(".", "/") + ".py") or ""
             ex.batch_divided_by_world |= bool(re.search(r"batch_size\s*//\s*[\w.]*world_size", text))
+    script = ex.launch.script or ""
+    if not ex.batch_divided_by_world and script.endswith(".py") and "batch" not in ex.uses:
+        # the batch setting is the whole job's, split over the ranks where the loader is built (yacs
+        # `TRAIN.BATCH_SIZE / NUM_GPUS`, `batch_size // world_size`)
+        texts = [ex.code] + [t for _, t in job_modules(ws, script, ex.code)]
+        ex.batch_divided_by_world = any(_BATCH_PER_RANK.search(t) for t in texts)
     ds = ex.get("deepspeed")
     if ds is not None and isinstance(ds.value, str):
         ds_config = ws.read_text_or_none(ds.value)
@@ -210,7 +324,7 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
         _python_entry(ws, ex, overrides)
         ex.uses = find_uses(
             ws, ex.code, script, launch.args, ex.values, world_size=_world_size(launch, ex.code),
-            visible_gpus=launch.visible_gpus,
+            visible_gpus=launch.visible_gpus, config_classes=ex.config_classes,
         )  # fmt: skip
         ds = ex.uses.get("deepspeed")
         if ds is not None and isinstance(ds.value, str) and ex.get("deepspeed") is None:

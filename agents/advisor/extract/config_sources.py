@@ -215,26 +215,49 @@ def python_assignments(source: str, path: str, arithmetic: bool = False) -> dict
 
 def config_tree_assignments(source: str, path: str) -> dict[str, Value]:
     """``ROOT.a.b = <literal>`` assignments anywhere in a Python file, as settings ``a.b`` (yacs ``_C.SOLVER.LR``,
-    minGPT ``C.trainer.learning_rate``, ml_collections ``config.model.dim``): a config tree's defaults."""
+    minGPT ``C.trainer.learning_rate``, ml_collections ``config.model.dim``): a config tree's defaults.
+
+    Aliases of a subtree count as the subtree (ml_collections ``training = config.training``,
+    ``config.eval = evaluate = ConfigDict()``; then ``training.batch_size`` is ``training.batch_size``)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return {}
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            chains = [c for c in (_attr_chain(t) for t in node.targets) if c is not None and len(c[1]) >= 1]
+            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            if isinstance(node.value, ast.Attribute) and (c := _attr_chain(node.value)) and c[1]:
+                chains.append(c)
+            for name in names:
+                if chains and name not in ("self", "cls"):
+                    aliases[name] = ".".join(chains[0][1])
     out: dict[str, Value] = {}
     for node in ast.walk(tree):
         charge_nodes()
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             continue
-        parts: list[str] = []
-        t: ast.expr = node.targets[0]
-        while isinstance(t, ast.Attribute):
-            parts.append(t.attr)
-            t = t.value
-        if not isinstance(t, ast.Name) or len(parts) < 2 or t.id in ("self", "cls"):
+        chain = _attr_chain(node.targets[0])
+        if chain is None or chain[0] in ("self", "cls"):
+            continue
+        root, parts = chain
+        if root in aliases:
+            parts = [*aliases[root].split("."), *parts]
+        if len(parts) < 2:
             continue
         with contextlib.suppress(ValueError, TypeError, SyntaxError, ZeroDivisionError, OverflowError, RecursionError):
-            out[".".join(reversed(parts))] = Value(_arithmetic(node.value), path, node.lineno)
+            out[".".join(parts)] = Value(_arithmetic(node.value), path, node.lineno)
     return out
+
+
+def _attr_chain(t: ast.expr) -> tuple[str, list[str]] | None:
+    """``a.b.c`` → (``a``, [``b``, ``c``]); None for anything but a name's attributes."""
+    parts: list[str] = []
+    while isinstance(t, ast.Attribute):
+        parts.append(t.attr)
+        t = t.value
+    return (t.id, list(reversed(parts))) if isinstance(t, ast.Name) and parts else None
 
 
 _BASE_KEYS: Final = ("_BASE_", "_base_", "defaults_base")
@@ -317,6 +340,7 @@ def flag_values(args: list[str]) -> dict[str, Value]:
 
 
 _YACS_KEY: Final = re.compile(r"^[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)+$")
+_YACS_TOP: Final = re.compile(r"^[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*$")
 
 
 def parse_overrides(args: list[str]) -> dict[str, Value]:
@@ -326,6 +350,12 @@ def parse_overrides(args: list[str]) -> dict[str, Value]:
     for i, a in enumerate(args[:-1]):
         if _YACS_KEY.match(a) and "=" not in args[i + 1]:
             out[a] = Value(parse_literal(args[i + 1]), "command")
+    first = next((i for i, a in enumerate(args[:-1]) if _YACS_KEY.match(a)), None)
+    if first is not None:  # yacs `opts`: KEY VALUE pairs to the end, top-level keys too (`NUM_GPUS 2`)
+        for i in range(first, len(args) - 1, 2):
+            if not _YACS_TOP.match(args[i]):
+                break
+            out[args[i]] = Value(parse_literal(args[i + 1]), "command")
     for a in args:
         if "=" not in a:
             continue
@@ -334,4 +364,52 @@ def parse_overrides(args: list[str]) -> dict[str, Value]:
         if not key or not all(part.replace("_", "").replace("-", "").isalnum() for part in key.split(".")):
             continue
         out[key] = Value(parse_literal(raw), "command")
+    return out
+
+
+def class_defaults(cls: ast.ClassDef, path: str) -> dict[str, Value]:
+    """A config class's field defaults (``lr: float = 1e-4``, ``x: int = field(default=3)``, ``n = 8``), by name."""
+    out: dict[str, Value] = {}
+    for node in cls.body:
+        target: ast.expr | None = None
+        value: ast.expr | None = None
+        if isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        if not isinstance(target, ast.Name) or value is None or target.id.startswith("_"):
+            continue
+        if isinstance(value, ast.Call) and getattr(value.func, "id", getattr(value.func, "attr", "")) == "field":
+            value = next((k.value for k in value.keywords if k.arg == "default"), None)
+            if value is None:
+                continue
+        v = _literal(value)
+        if v is not None or (isinstance(value, ast.Constant) and value.value is None):
+            out[target.id] = Value(v, path, node.lineno)
+    return out
+
+
+def cli_function_defaults(source: str, path: str) -> dict[str, Value]:
+    """Parameter defaults of the functions ``fire.Fire(f)`` / ``typer.run(f)`` expose as the command line."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    targets = {
+        n.args[0].id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name)
+        and ast.unparse(n.func) in ("fire.Fire", "Fire", "typer.run")
+    }  # fmt: skip
+    out: dict[str, Value] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in targets:
+            a = node.args
+            positional = [*a.posonlyargs, *a.args]
+            pairs = list(zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=False))
+            pairs += [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=False) if d is not None]
+            for p, d in pairs:
+                v = _literal(d)
+                if v is not None or (isinstance(d, ast.Constant) and d.value is None):
+                    out[p.arg] = Value(v, path, d.lineno)
     return out

@@ -303,6 +303,11 @@ class Evaluator:
                 return UNKNOWN
             if not (isinstance(target, tuple) and target and target[0] == "ext"):
                 return UNKNOWN
+        elif isinstance(fn, ast.Subscript):  # a registry: MODELS["name"](...)
+            callee = self._expr(fn, env, file)
+            if isinstance(callee, tuple) and callee and callee[0] == "def":
+                return self._invoke(callee, args, kwargs)
+            return UNKNOWN
         else:
             callee = env.get(name)
             if isinstance(callee, tuple) and callee and callee[0] == "def":

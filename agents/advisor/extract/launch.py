@@ -58,6 +58,7 @@ class Launch:
     nproc_per_node: int | None = None
     nnodes: int | None = None
     world_size: int | None = None
+    entry_suffix: str = ""  # source appended to the script: the call a console script or thin wrapper makes
 
     @property
     def visible_gpus(self) -> int | None:

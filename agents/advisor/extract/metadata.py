@@ -16,11 +16,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from schedmate.agents.advisor.extract.budget import Budget, spending
 from schedmate.agents.advisor.extract.collect import Extraction, collect_settings
 from schedmate.agents.advisor.extract.config_sources import Value
+from schedmate.agents.advisor.extract.entry import follow_entry
 from schedmate.agents.advisor.extract.launch import Launch, follow_shell_script, parse_command
 from schedmate.agents.advisor.extract.workload import WorkloadIdentity, identify_workload
 from schedmate.agents.advisor.extract.workspace import Workspace
@@ -44,8 +45,12 @@ _LR_KEYS = (
 _BATCH_KEYS = ("per_device_train_batch_size", "micro_batch_size", "batch_size_per_gpu", "batch_size",
                "train_batch_size", "train.batch_size", "data.batch_size",
                "batch")  # fmt: skip
-_EPOCH_KEYS = ("num_train_epochs", "epochs", "max_epochs", "trainer.max_epochs", "train.epochs")
-_STEP_KEYS = ("max_steps", "max_iters", "train_iters", "num_steps", "total_steps", "train_steps", "steps", "MAX_ITER")
+# Names the community gives these settings (matched as a dotted key, then as a key's last part, any case).
+_EPOCH_KEYS = ("num_train_epochs", "epochs", "max_epochs", "trainer.max_epochs", "train.epochs", "num_epochs",
+               "n_epochs", "nepochs", "max_epoch", "total_epochs", "train_epochs", "num_epoch")  # fmt: skip
+_STEP_KEYS = ("max_steps", "max_iters", "train_iters", "num_steps", "total_steps", "train_steps", "steps", "MAX_ITER",
+              "total_iter", "total_iters", "n_iters", "num_iters", "max_iter", "niter", "num_train_steps",
+              "max_train_steps", "training_steps", "num_training_steps", "iterations", "max_step")  # fmt: skip
 _TRAINING_LAUNCHERS = ("python", "llamafactory-cli")
 _HF_TRAINER = re.compile(
     r"\b(?:transformers\.)?\w*Trainer\(\s*(?:model|args)\s*=|\b(?:SFT|DPO|ORPO|KTO|PPO|GRPO|Reward|CPO)Trainer\("
@@ -101,6 +106,7 @@ def _resolve_launch(root: Workspace, launch: Launch) -> tuple[Workspace, Launch]
             if ws.exists(cand):
                 launch.script = cand
                 break
+    launch = follow_entry(ws, launch)
     if launch.script and Path(launch.script).is_absolute():  # `python /abs/path/train.py`: fine if it is inside
         with contextlib.suppress(ValueError, OSError):
             launch.script = Path(launch.script).resolve().relative_to(ws.root).as_posix()
@@ -131,8 +137,8 @@ def _setup(ex: Extraction) -> _Setup:
     if stage is not None:  # "auto" / "${zero}" in a config: DeepSpeed, stage unknown
         n = stage.value
         distributed = f"deepspeed_zero{n}" if isinstance(n, int) and 0 <= n <= 3 else "deepspeed"
-    elif fsdp is not None and fsdp.value:
-        distributed = "fsdp"
+    elif (fsdp is not None and fsdp.value) or "fsdp_wrap" in ex.uses:
+        distributed = "fsdp"  # `--fsdp full_shard`, or the model is wrapped in FSDP where the code runs
     elif (num_gpus or 1) > 1 or (strategy is not None and "ddp" in str(strategy.value)):
         distributed = "ddp"
     elif (
@@ -142,6 +148,8 @@ def _setup(ex: Extraction) -> _Setup:
         and ("--multiprocessing-distributed" in launch.args or not re.search(r"multiprocessing.distributed", ex.code))
     ):
         distributed = "ddp"  # the script spawns one DDP process per GPU itself
+    elif "dp_wrap" in ex.uses and "ddp_wrap" not in ex.uses and launch.launcher in _TRAINING_LAUNCHERS:
+        distributed = "dp"  # one process drives the visible GPUs through nn.DataParallel
     else:
         distributed = "single_gpu"
     return _Setup(num_gpus, distributed, stage)
@@ -169,7 +177,9 @@ def _batch_sizes(ex: Extraction, bs: Any, num_gpus: int | None) -> tuple[int | N
         bs = bs // num_gpus
     accum = ex.values.get("deepspeed.gradient_accumulation_steps") or ex.uses.get("grad_accum")  # type: ignore[assignment]
     if accum is None or not isinstance(accum.value, int | float) or isinstance(accum.value, bool):
-        accum = ex.get("gradient_accumulation_steps", "accum_iter", "accumulate_grad_batches", "grad_accum_steps")
+        accum = ex.get("gradient_accumulation_steps", "accum_iter", "accumulate_grad_batches", "grad_accum_steps",
+                       "gradient_accumulate_every", "accumulation_steps", "grad_accum", "accum_steps", "update_freq",
+                       "accum_freq", "accumulate")  # fmt: skip
     acc = int(accum.value) if accum is not None and isinstance(accum.value, (int, float)) else 1
     return bs, (bs * acc if ex.per_rank_accum_divided else bs * acc * (num_gpus or 1))
 
@@ -185,6 +195,10 @@ def _precision(ex: Extraction) -> str:
     if (u := uses.get("bf16")) is not None and u.value is True:
         return "bf16"
     if (u := uses.get("fp16")) is not None and u.value is True:
+        return "fp16"
+    if (u := uses.get("cast")) is not None and isinstance(u.value, str):
+        return u.value  # the model itself cast to half precision (`model.to(torch.bfloat16)`, `.half()`)
+    if (u := uses.get("apex_amp")) is not None and isinstance(u.value, str) and u.value.upper() != "O0":
         return "fp16"
     if (u := uses.get("amp_dtype")) is not None and isinstance(u.value, str):
         return "bf16" if "bf" in u.value else "fp16"
@@ -221,6 +235,10 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         fw.append("HF Trainer")
         if re.search(r"^\s*(?:from trl\b|import trl\b)", code, re.M):
             fw.append("TRL")
+    elif not re.search(r"^\s*(?:import|from) torch\b", code, re.M) and (
+        other := [n for n, pat in _NON_TORCH if re.search(pat, code, re.M)]
+    ):
+        fw += other  # a TensorFlow / JAX job: no torch import in the entry script
     else:
         fw.append("PyTorch")
         if re.search(r"from transformers import|import transformers", code):
@@ -228,11 +246,20 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
     if fw[0] != "LLaMA-Factory":
         if re.search(r"^\s*(?:from peft\b|import peft\b)", code, re.M):
             fw.append("PEFT")
+        if "apex_amp" in ex.uses or "apex_use" in ex.uses:  # an apex API called where the code runs
+            fw.append("apex")
         if zero_stage is not None or "deepspeed.initialize(" in code:
             fw.append("DeepSpeed")
         if ((f := ex.get("fsdp")) is not None and f.value) or re.search(r"\bFullyShardedDataParallel\(|\bFSDP\(", code):
             fw.append("PyTorch FSDP")
     return fw
+
+
+_NON_TORCH: Final = (
+    ("TensorFlow", r"^\s*(?:import|from) tensorflow\b"),
+    ("JAX", r"^\s*(?:import|from) jax\b"),
+    ("Flax", r"^\s*(?:import|from) flax\b"),
+)
 
 
 class _Stages:
@@ -284,8 +311,9 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
     bs = t.take("batch_size_per_device", *_BATCH_KEYS, use="batch", deepspeed=("train_micro_batch_size_per_gpu",))
     epochs = t.take("epochs", *_EPOCH_KEYS, use="epochs")
     max_steps = t.take("max_steps", *_STEP_KEYS, use="max_steps")
-    if isinstance(max_steps, (int, float)) and max_steps <= 0:
-        max_steps = None
+    if not isinstance(max_steps, int | float) or isinstance(max_steps, bool) or max_steps <= 0:
+        max_steps = None  # a schedule's milestones (`SOLVER.STEPS: [30, 60]`) are no step budget
+        t.prov.pop("max_steps", None)
     setup = _Setup(None, "single_gpu", None)
     with st.step("gpus"):
         setup = _setup(ex)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -121,6 +122,7 @@ class _Resolver:
         self.namespaces: set[str] = {"args", "opt", "opts", "hparams", "FLAGS", "flags", "hps"}
         self.unknown_overrides: set[str] = set()  # "args.batch_size" reassigned by code we cannot evaluate
         self.visible_gpus = visible_gpus
+        self.config_classes: dict[str, str] = {}  # local name → config class (its defaults: "Class.field" settings)
         self._tests: dict[int, ast.expr] = {}  # id(If) → its test
         self._modules: dict[str, ast.Module | None] = {}  # workspace module path → parsed (once)
         self._helpers: dict[str, ast.FunctionDef | None] = {}  # imported name → its definition (once)
@@ -252,6 +254,15 @@ class _Resolver:
                 if isinstance(kk, str):
                     out[kk] = self.value(v, scope, line, d)
             return out
+        if isinstance(node, ast.BoolOp):  # `a and b`: short-circuits on what is known
+            vals = [self.value(v, scope, line, d) for v in node.values]
+            stop = isinstance(node.op, ast.Or)
+            for v in vals:
+                if v is _UNKNOWN or isinstance(v, _Namespace | dict):
+                    continue
+                if bool(v) is stop:
+                    return v
+            return _UNKNOWN if any(v is _UNKNOWN or isinstance(v, _Namespace | dict) for v in vals) else vals[-1]
         if isinstance(node, ast.IfExp):
             test = self._truth(node.test, scope, line, d)
             if test is None:
@@ -379,6 +390,10 @@ class _Resolver:
             found = self.settings.get(node.attr)
             if found is not None:
                 return found.value
+            if isinstance(base, _Namespace) and base.cls:  # a config class: `--cls.field`, then its default
+                for key in (f"{base.cls}.{node.attr}",):
+                    if (hit := self.settings.get(key)) is not None:
+                        return hit.value
             return self.cli.get(node.attr, _UNKNOWN)
         if isinstance(base, dict):
             return base.get(node.attr, _UNKNOWN)
@@ -421,6 +436,8 @@ class _Resolver:
             return self._load_file(args[0] if args else None, scope, line, depth)
         if name in {"parse_args", "parse_known_args"}:
             return _Namespace("args")
+        if isinstance(node.func, ast.Name) and name in self.config_classes and not args and not node.keywords:
+            return _Namespace(name, self.config_classes[name])
         if name == "device_count" and self.visible_gpus is not None:
             return self.visible_gpus  # CUDA_VISIBLE_DEVICES on the command line
         if name in ("min", "max") and len(args) >= 2:
@@ -470,6 +487,7 @@ def _other_arm(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -
 @dataclass(frozen=True)
 class _Namespace:
     name: str
+    cls: str = ""  # a config class instance: its fields' defaults are settings "cls.field"
 
 
 def _load(target: ast.expr) -> ast.expr:
@@ -585,12 +603,39 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
             yield "deepspeed", a, "deepspeed.initialize(config=)"
     elif isinstance(call.func, ast.Subscript) and _dotted(call.func.value).endswith("__dict__"):
         yield "model", call.func.slice, f"{_dotted(call.func.value)}[...]()"  # a registry: vits.__dict__[arch]()
+    elif isinstance(call.func, ast.Subscript) and isinstance(call.func.value, ast.Name | ast.Attribute):
+        yield "registry_key", call.func.slice, f"{_dotted(call.func.value)}[...]()"  # MODELS[args.model](...)
+        given = [k for k in call.keywords if k.arg]
+        keys: list[ast.expr | None] = [ast.Constant(k.arg) for k in given]
+        yield "registry_kwargs", ast.Dict(keys=keys, values=[k.value for k in given]), "keyword arguments"
     elif (
         isinstance(call.func, ast.Call) and _callee(call.func) == "getattr" and len(call.func.args) >= 2
     ):  # getattr(models, name)(...)
         yield "model", call.func.args[1], "getattr(module, name)()"
     elif name in ("autocast", "GradScaler") and not _kwargs_any(call, ("dtype", "enabled")) and not call.args:
         yield "amp_dtype", ast.Constant("float16"), f"{name}()"  # on by default: CUDA autocast is float16
+    elif name in _WRAPS:  # the model wrapped for data parallelism: which kind (calls in arms that cannot run skipped)
+        yield _WRAPS[name], ast.Constant(value=True), f"{name}()"
+    elif name == "initialize" and dotted.endswith("amp.initialize"):  # apex AMP: O1/O2 mixed, O3 pure fp16, O0 off
+        yield "apex_amp", _args_of(call, ("opt_level",), 2) or ast.Constant("O1"), "apex amp.initialize()"
+    elif dotted.startswith("apex.") or name in ("LARC", "FusedAdam", "FusedLAMB", "convert_syncbn_model"):
+        yield "apex_use", ast.Constant(value=True), f"{dotted or name}()"
+    elif name in ("half", "bfloat16") and not call.args and _model_like(call.func):
+        yield "cast", ast.Constant("fp16" if name == "half" else "bf16"), f"model.{name}()"
+    elif name == "to" and call.args and _model_like(call.func) and _dotted(call.args[0]) in _CASTS:
+        yield "cast", ast.Constant(_CASTS[_dotted(call.args[0])]), f"model.to({_dotted(call.args[0])})"
+
+
+_WRAPS: Final = {"FullyShardedDataParallel": "fsdp_wrap", "FSDP": "fsdp_wrap", "fully_shard": "fsdp_wrap",
+                 "DistributedDataParallel": "ddp_wrap", "DDP": "ddp_wrap", "DataParallel": "dp_wrap"}  # fmt: skip
+_CASTS: Final = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.half": "fp16"}
+
+
+def _model_like(func: ast.expr) -> bool:
+    """``model.half()``, ``self.net.to(torch.bfloat16)``: a cast of something named as a model, not of a tensor."""
+    receiver = func.value if isinstance(func, ast.Attribute) else None
+    name = _dotted(receiver).rsplit(".", 1)[-1].lower() if receiver is not None else ""
+    return bool(re.search(r"model|net|module|encoder|decoder|transformer", name))
 
 
 def _dead_code(r: _Resolver, tree: ast.Module) -> set[int]:
@@ -709,6 +754,7 @@ def find_uses(
     settings: dict[str, Value],
     world_size: int | None = None,
     visible_gpus: int | None = None,
+    config_classes: dict[str, str] | None = None,
 ) -> dict[str, Use]:
     """Every hyper-parameter a consumer API in ``code`` receives whose value can be told, by field.
 
@@ -721,6 +767,7 @@ def find_uses(
     except (SyntaxError, ValueError):
         return {}
     r = _Resolver(ws, tree, file, argv, settings, world_size, visible_gpus)
+    r.config_classes = config_classes or {}
     out: dict[str, Use] = {}
     ranks: dict[str, int] = {}
     dead = _dead_code(r, tree)
@@ -735,6 +782,8 @@ def find_uses(
                 _dotted(n) in r.unknown_overrides for n in ast.walk(arg) if isinstance(n, ast.Attribute)
             ):
                 v = None  # the code reassigns it in a way we cannot follow: unknown, not the stale default
+            elif fieldname == "registry_kwargs" and isinstance(v, dict):
+                v = {k: x for k, x in v.items() if isinstance(x, int | float | str | bool)}  # what can be told
             elif v is _UNKNOWN or v is None or isinstance(v, dict | _Namespace):
                 continue
             if fieldname == "lr" and v == 0:

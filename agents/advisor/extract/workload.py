@@ -28,14 +28,15 @@ from schedmate.agents.advisor.extract.identity import (
     readme_title,
     task_of,
 )
-from schedmate.agents.advisor.extract.param_count import ParamCounter, namespace
+from schedmate.agents.advisor.extract.param_count import UNKNOWN, ParamCounter, namespace
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.schemas.jobs_metadata import FieldSource
 
 __all__ = ["WorkloadIdentity", "identify_workload"]
 
 _DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", "data.name", "data._target_",
-                        "data.training_files", "training_files", "train_files", "data_path", "data_dir")  # fmt: skip
+                        "data.training_files", "training_files", "train_files", "data_path", "data_dir",
+                        "datasets.train.name", "data.train.type", "dataset.name", "train.dataset")  # fmt: skip
 
 
 @dataclass
@@ -143,6 +144,12 @@ def _known_size(name: str) -> float | None:
     return hit[0] if hit else None
 
 
+_NOT_MODELS: Final = frozenset(
+    {"OrderedDict", "ModelCheckpoint", "EarlyStopping", "SummaryWriter", "Path", "Namespace"}
+)
+_NOT_MODEL_SUFFIXES: Final = ("Trainer", "Runner", "Engine", "Logger", "Dataset", "DataModule", "Loader", "Config",
+                              "Args", "Arguments", "Parser", "Scheduler", "Optimizer", "Meter", "Writer", "Sampler",
+                              "Callback", "Checkpoint", "Tokenizer")  # fmt: skip
 _WRAPPERS: Final = frozenset(
     {"DistributedDataParallel", "DataParallel", "DDP", "FSDP", "FullyShardedDataParallel", "ModelEma", "ModelEmaV2",
      "ModelEmaV3", "EMA", "ExponentialMovingAverage", "AveragedModel", "SyncBatchNorm", "Accelerator"}
@@ -188,8 +195,25 @@ def _model_call(ex: Extraction) -> tuple[str, ast.Call] | None:
     owner = _optimized_module(tree)
     if owner is not None:  # the module whose parameters the optimizer trains: its constructor names the model
         return owner
+    for node in ast.walk(tree):  # `model = MODELS[args.model](...)`: a registry of constructors, keyed by a setting
+        if (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and re.search(r"model|net", node.targets[0].id, re.I) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Subscript) and (u := ex.uses.get("registry_key")) is not None
+            and u.line == node.lineno and isinstance(u.value, str)
+        ):  # fmt: skip
+            call = node.value
+            known = ex.uses.get("registry_kwargs")
+            if known is not None and known.line == node.lineno and isinstance(known.value, dict):
+                call = ast.Call(
+                    func=call.func, args=call.args,
+                    keywords=[ast.keyword(arg=k.arg, value=ast.Constant(known.value[k.arg]))
+                              if k.arg in known.value else k for k in call.keywords],
+                )  # fmt: skip
+                ast.copy_location(call, node.value)
+            return u.value, call
     for m in _MODEL_VAR.finditer(ex.code):
-        if m.group("cls") in _WRAPPERS:
+        if m.group("cls") in _WRAPPERS or m.group("cls") in _NOT_MODELS or m.group("cls").endswith(_NOT_MODEL_SUFFIXES):
             continue  # `model = DistributedDataParallel(model)` wraps the model; it does not build one
         line = ex.code[: m.start("cls")].count("\n") + 1
         for node in ast.walk(tree):
@@ -256,10 +280,56 @@ def _model_from_call(
     for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - set(dir(builtins)):
         env.setdefault(name, ns)  # `args.classes`, `hps.data.hop_length`, `cfg.model`: the merged settings
     module_env = counter.module_env(script)
-    env = {k: v for k, v in env.items() if k not in module_env}
+    env = {k: v for k, v in env.items() if k not in module_env or module_env[k] is UNKNOWN}  # `args = p.parse_args()`
     count = counter.count_call(node, env, script)
     prov["model_name"] = FieldSource(file=script, line=node.lineno)
     return _Model(cls, mc, count)
+
+
+_TYPE_LEAVES: Final = frozenset(
+    {"type", "name", "arch", "model", "model_name", "network", "net", "class_name", "which_model"}
+)
+_MODEL_PATH: Final = re.compile(r"model|net|arch|generator|backbone", re.I)
+
+
+def _model_from_type_setting(
+    ws: Workspace, ex: Extraction, counter: ParamCounter, prov: dict[str, FieldSource]
+) -> _Model:
+    """A registry-built model: a setting under a model section names a ``torch.nn`` class of the job's code
+    (BasicSR ``network_g.type: MSRResNet``, mmcv ``model.type``, yacs ``MODEL.MODEL_NAME``); the settings beside
+    it are its arguments."""
+    wanted: dict[str, tuple[str, Value]] = {}
+    for key, v in ex.values.items():
+        leaf = key.rsplit(".", 1)[-1].lower()
+        if (
+            leaf in _TYPE_LEAVES and _MODEL_PATH.search(key) and isinstance(v.value, str)
+            and re.fullmatch(r"[A-Za-z_]\w{2,63}", v.value) and not _EVAL_KEY.search(key)
+        ):  # fmt: skip
+            wanted.setdefault(v.value, (key, v))
+    if not wanted:
+        return _Model()
+    pattern = re.compile(r"^class (" + "|".join(map(re.escape, wanted)) + r")\(([^)]*)\)\s*:", re.M)
+    for n, file in enumerate(ws.files((".py",))):
+        if n >= 800:
+            break
+        text = ws.read_text_or_none(file)
+        m = pattern.search(text) if text else None
+        if m is None or ("Module" not in m.group(2) and not re.search(r"\b(?:Net|Model|Arch)\b", m.group(2))):
+            continue
+        cls = m.group(1)
+        key, v = wanted[cls]
+        prefix = key.rsplit(".", 1)[0] if "." in key else ""
+        kwargs = {
+            k[len(prefix) + 1 :]: x.value
+            for k, x in ex.values.items()
+            if prefix and k.startswith(prefix + ".") and "." not in k[len(prefix) + 1 :] and k != key
+        }
+        prov["model_name"] = FieldSource(file=v.source, line=v.line)
+        return _Model(cls, find_class(ws, cls, text or "", file), counter.count_class(file, cls, kwargs))
+    return _Model()
+
+
+_EVAL_KEY: Final = re.compile(r"(?:^|\.)(?:val|valid|validation|test|eval|teacher|ema)\b", re.I)
 
 
 def _known_from_flags(ex: Extraction) -> Value | None:
@@ -350,6 +420,8 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
         model = _model_from_call(ws, ex, counter, call, prov)
     else:
         model = _Model()
+    if model.name is None and found_pretrained is None:
+        model = _model_from_type_setting(ws, ex, counter, prov)
     ident.model_name = model.name
     if found_pretrained is None and (model.name is None or model.cls is None or len(model.name) <= 6):
         named = _known_from_flags(ex)

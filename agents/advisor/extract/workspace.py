@@ -121,7 +121,7 @@ class Workspace:
         """The local file of ``module`` imported (``level`` dots) from ``importer``; None if not in the workspace."""
         base = PurePosixPath(importer).parent
         parts = [p for p in module.split(".") if p]
-        roots = [base] if level else [base, PurePosixPath()]
+        roots = [base] if level else [base, PurePosixPath(), PurePosixPath("src")]  # src layout: src/pkg/
         if level > 1:
             roots = [base.parents[level - 2]] if len(base.parents) >= level - 1 else []
         for root in roots:
@@ -129,6 +129,10 @@ class Workspace:
             for cand in (f"{stem}.py", f"{stem}/__init__.py"):
                 if self.exists(cand):
                     return cand
+        for i in range(1, len(parts) - 1) if not level else ():  # `vision.fair.pkg.tools.x`: an internal prefix
+            stem = "/".join(parts[i:])
+            if self.exists(f"{stem}.py"):
+                return f"{stem}.py"
         return None
 
     def sub(self, rel: str) -> Workspace:

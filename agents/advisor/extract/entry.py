@@ -1,0 +1,140 @@
+"""Where a job's training code really starts: console scripts and thin wrapper scripts followed.
+
+``stylegan2_pytorch --data …`` runs the function a package declares under ``console_scripts``
+(``setup.py``, ``setup.cfg``) or ``[project.scripts]`` (``pyproject.toml``). ``python train_mem.py``
+often only imports the training function from the job's own package and calls it
+(``from pkg.train import train; train()``, ``fire.Fire(main)``). In both cases the analysis moves to
+the module that defines the function, with the call appended as that module's ``__main__`` block
+(:attr:`Launch.entry_suffix`), so settings and consumers are read where the work happens.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from typing import Final
+
+from schedmate.agents.advisor.extract.launch import Launch
+from schedmate.agents.advisor.extract.workspace import Workspace
+
+__all__ = ["follow_entry"]
+
+_SCRIPT_SPEC: Final = re.compile(r"""['"]?\s*([\w.-]+)\s*=\s*([\w.]+)\s*:\s*(\w+)\s*['"]?""")
+_PARSES_ITSELF: Final = re.compile(r"\.add_argument\(|HfArgumentParser\(|@click\.|@hydra\.main|\bFLAGS\b")
+_KNOWN_LAUNCHERS: Final = frozenset(
+    {None, "python", "torchrun", "deepspeed", "accelerate", "mpirun", "srun", "llamafactory-cli", "bash", "sh"}
+)
+_MAIN_GUARD: Final = re.compile(r"""__name__\s*==\s*['"]__main__['"]""")
+
+
+def follow_entry(ws: Workspace, launch: Launch) -> Launch:
+    """``launch`` with its script moved to the module a console script or a thin wrapper runs (unchanged if none)."""
+    if launch.script is None and launch.module is None and launch.launcher not in _KNOWN_LAUNCHERS:
+        _console_script(ws, launch)
+    if launch.script and launch.script.endswith(".py"):
+        _thin_wrapper(ws, launch)
+    return launch
+
+
+def _console_scripts(ws: Workspace) -> dict[str, str]:
+    """Declared console scripts: name → ``module:function``."""
+    out: dict[str, str] = {}
+    for path in ("setup.py", "setup.cfg"):
+        text = ws.read_text_or_none(path) or ""
+        m = re.search(r"console_scripts['\"]?\s*[:=]\s*(\[[^\]]*\]|(?:\n[ \t]+\S.*)+)", text)
+        if m:
+            for spec in _SCRIPT_SPEC.finditer(m.group(1)):
+                out.setdefault(spec.group(1), f"{spec.group(2)}:{spec.group(3)}")
+    pyproject = ws.read_text_or_none("pyproject.toml")
+    if pyproject:
+        try:
+            scripts = tomllib.loads(pyproject).get("project", {}).get("scripts", {})
+        except tomllib.TOMLDecodeError:
+            scripts = {}
+        if isinstance(scripts, dict):
+            out.update({k: v for k, v in scripts.items() if isinstance(k, str) and isinstance(v, str)})
+    return out
+
+
+def _console_script(ws: Workspace, launch: Launch) -> None:
+    target = _console_scripts(ws).get(launch.launcher or "")
+    if target is None or ":" not in target:
+        return
+    module, _, func = target.partition(":")
+    file = ws.module_file(module, 0, "__entry__.py")
+    if file is None or not re.fullmatch(r"\w+", func):
+        return
+    launch.launcher, launch.script = "python", file
+    launch.entry_suffix = f"\n\nif __name__ == '__main__':\n    {func}()\n"
+
+
+def _thin_wrapper(ws: Workspace, launch: Launch) -> None:
+    """Move to the job-local module whose function the entry script calls last, if the script parses no settings."""
+    script = launch.script or ""
+    text = ws.read_text_or_none(script)
+    if not text or _PARSES_ITSELF.search(text):
+        return
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return
+    imported: dict[str, tuple[str, str]] = {}  # local name → (module file, name there)
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module:
+            file = ws.module_file(node.module, node.level, script)
+            if file is not None and file != script:
+                for alias in node.names:
+                    imported[alias.asname or alias.name] = (file, alias.name)
+    if any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for n in tree.body):
+        return  # the script does work of its own
+    statements = [s for s in _top_level_statements(tree) if not _is_preamble(s)]
+    if (
+        not statements
+        or len(statements) > 4
+        or not all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in statements)
+    ):
+        return  # a thin wrapper only calls: `patch(); train()`, `fire.Fire(main)`
+    last: tuple[ast.Call, str] | None = None
+    for stmt in statements:
+        assert isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+        call = stmt.value
+        target = call.args[0] if _is_cli_runner(call) and call.args else call.func
+        if isinstance(target, ast.Name) and target.id in imported:
+            last = (call, target.id)
+    if last is None:
+        return
+    call, name = last
+    file, original = imported[name]
+    module_text = ws.read_text_or_none(file) or ""
+    if not re.search(rf"^\s*(?:async\s+)?def {re.escape(original)}\(", module_text, re.M):
+        return  # re-exported from elsewhere: not followed
+    renamed = ast.unparse(call).replace(name, original, 1) if name != original else ast.unparse(call)
+    runner = "import fire\n" if _is_cli_runner(call) and "fire" in ast.unparse(call.func) else ""
+    launch.script = file
+    launch.entry_suffix = f"\n\n{runner}if __name__ == '__main__':\n    {renamed}\n"
+
+
+def _is_preamble(stmt: ast.stmt) -> bool:
+    """Imports, the docstring, ``sys.path``/``os.environ`` edits and logging setup: not the job's work."""
+    if isinstance(stmt, ast.Import | ast.ImportFrom | ast.Pass):
+        return True
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+        return True
+    text = ast.unparse(stmt)
+    return text.startswith(("sys.path", "os.environ", "warnings.", "logging.", "torch.multiprocessing.set_start"))
+
+
+def _is_cli_runner(call: ast.Call) -> bool:
+    return ast.unparse(call.func) in ("fire.Fire", "Fire", "typer.run")
+
+
+def _top_level_statements(tree: ast.Module) -> list[ast.stmt]:
+    """The module's own statements and those of its ``if __name__ == "__main__":`` block."""
+    out: list[ast.stmt] = []
+    for node in tree.body:
+        if isinstance(node, ast.If) and _MAIN_GUARD.search(ast.unparse(node.test)):
+            out += node.body
+        else:
+            out.append(node)
+    return out
