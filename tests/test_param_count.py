@@ -143,3 +143,104 @@ def test_hostile_constructors_are_bounded(tmp_path: Path, body: str) -> None:
         f"        self.ls = nn.ModuleList()\n        {body}\n"
     )
     assert ParamCounter(Workspace(tmp_path), max_steps=5_000).count_class("m.py", "A", {}) is None
+
+
+RESNETISH = """
+import torch
+from torch import nn
+
+
+def init_weights(modules, scale=1.0):
+    for m in modules:
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight)
+            m.weight.data *= scale
+
+
+class Bottleneck(nn.Module):
+    expansion = 4
+
+    def __init__(self, cin, planes, stride=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, planes, 1, bias=False)
+        self.conv3 = nn.Conv2d(planes, self.expansion * planes, 1, bias=False)
+        self.bn3 = nn.BatchNorm2d(self.expansion * planes)
+        init_weights([self.conv1, self.conv3], 0.1)
+
+
+class Net(nn.Module):
+    def __init__(self, block, blocks, heads=4, width=64):
+        super().__init__()
+        self.cin = width
+        self.stem = nn.Conv2d(3, width, 3, padding=1)
+        self.layer1 = self._make_layer(block, width, blocks[0])
+        self.layer2 = self._make_layer(block, 2 * width, blocks[1])
+        self.attn = nn.MultiheadAttention(self.cin, heads)
+        self.enc = nn.TransformerEncoderLayer(self.cin, heads, dim_feedforward=128)
+        for m in self.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                nn.init.constant_(m.weight, 1)
+
+    def _make_layer(self, block, planes, n):
+        layers = []
+        for _ in range(n):
+            layers.append(block(self.cin, planes))
+            self.cin = planes * block.expansion
+        return nn.Sequential(*layers)
+
+
+def net50(**kwargs):
+    return Net(Bottleneck, [2, 3], **kwargs)
+
+
+MODELS = {"net50": net50}
+"""
+
+
+def test_methods_class_constants_init_loops_and_attention_layers(tmp_path: Path) -> None:
+    """`self._make_layer(...)` runs the class's method, `block.expansion` / `self.expansion` read the class constant,
+    `for m in self.modules()` and weight-init helpers build nothing, MultiheadAttention and TransformerEncoderLayer
+    count as torch builds them, a registry `MODELS["net50"]()` calls its constructor: all equal torch's count."""
+    (tmp_path / "resnetish.py").write_text(RESNETISH)
+    ns: dict[str, object] = {}
+    exec(compile(RESNETISH, "resnetish.py", "exec"), ns)  # noqa: S102 - the test's own source, for ground truth
+    truth = sum(p.numel() for p in ns["net50"](heads=4).parameters())  # type: ignore[operator]
+    call = ast.parse('MODELS["net50"](heads=4)').body[0].value  # type: ignore[attr-defined]
+    assert ParamCounter(Workspace(tmp_path)).count_call(call, {}, "resnetish.py") == truth
+
+
+TIMM_STYLE = """
+import torch
+from torch import nn
+from timm.models.vision_transformer import PatchEmbed, Attention, Mlp
+
+
+class Block(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.attn = Attention(dim, num_heads=heads, qkv_bias=True)
+        self.mlp = Mlp(in_features=dim, hidden_features=4 * dim)
+
+
+class Tiny(nn.Module):
+    def __init__(self, img=32, patch=4, dim=96, depth=3):
+        super().__init__()
+        self.embed = PatchEmbed(img, patch, 3, dim, bias=True)
+        self.pos = nn.Parameter(torch.zeros(1, self.embed.num_patches, dim))
+        self.blocks = nn.ModuleList([Block(dim, 3) for _ in range(depth)])
+"""
+
+
+def test_timm_building_blocks_count_as_timm_builds_them(tmp_path: Path) -> None:
+    """timm's PatchEmbed (and its num_patches), Attention and Mlp, imported rather than defined by the job: counted
+    as timm defines them (a patch Conv2d; qkv and proj Linear; fc1 and fc2 Linear), checked against those layers
+    built in torch (timm itself is not a dependency)."""
+    (tmp_path / "tiny.py").write_text(TIMM_STYLE)
+    dim, depth, patch = 96, 3, 4
+    block = [nn.LayerNorm(dim), nn.Linear(dim, 3 * dim), nn.Linear(dim, dim), nn.Linear(dim, 4 * dim),
+             nn.Linear(4 * dim, dim)]  # fmt: skip
+    parts = [nn.Conv2d(3, dim, patch, patch), nn.Parameter(torch.zeros(1, (32 // patch) ** 2, dim))]
+    truth = sum(p.numel() for m in block for p in m.parameters()) * depth
+    truth += sum(p.numel() for p in parts[0].parameters()) + parts[1].numel()  # type: ignore[union-attr]
+    assert ParamCounter(Workspace(tmp_path)).count_class("tiny.py", "Tiny", {}) == truth

@@ -34,7 +34,11 @@ from schedmate.agents.advisor.extract.workspace import Workspace
 __all__ = ["Extraction", "collect_settings"]
 
 # A leaf under an evaluation/test section ("eval.max_iters") is not the training setting of that name.
-_EVAL_SECTION: Final = re.compile(r"(?:^|\.)(?:eval|evaluation|val|valid|validation|test|testing|inference)\.", re.I)
+_EVAL_SECTION: Final = re.compile(
+    r"(?:^|\.)(?:eval|evaluation|val|valid|validation|test|testing|inference|benchmark|demo|debug|"
+    r"tensorboard|visuali[sz]ation)\.",
+    re.I,
+)
 _CONFIG_FLAGS: Final = ("-c", "--config", "--config_file", "--config-file", "--cfg", "--config-path", "--base")
 _CONFIG_SUFFIXES: Final = (".py", ".yaml", ".yml", ".json", ".toml")
 
@@ -51,6 +55,7 @@ class Extraction:
     batch_divided_by_world: bool = False
     uses: dict[str, Use] = field(default_factory=dict)  # what consumer APIs receive (see usesites)
     config_classes: dict[str, str] = field(default_factory=dict)  # local name → config class it instantiates
+    modules: list[tuple[str, str]] = field(default_factory=list)  # the job's modules the entry reaches (path, text)
 
     def get(self, *keys: str) -> Value | None:
         """The value of the first key that is set (exact dotted key, then leaf name)."""
@@ -282,11 +287,12 @@ def _data_module_and_deepspeed(ws: Workspace, ex: Extraction) -> None:
             text = ws.read_text_or_none(v.value.rpartition(".")[0].replace(".", "/") + ".py") or ""
             ex.batch_divided_by_world |= bool(re.search(r"batch_size\s*//\s*[\w.]*world_size", text))
     script = ex.launch.script or ""
-    if not ex.batch_divided_by_world and script.endswith(".py") and "batch" not in ex.uses:
+    if script.endswith(".py"):
+        ex.modules = job_modules(ws, script, ex.code)
+    if not ex.batch_divided_by_world and "batch" not in ex.uses:
         # the batch setting is the whole job's, split over the ranks where the loader is built (yacs
         # `TRAIN.BATCH_SIZE / NUM_GPUS`, `batch_size // world_size`)
-        texts = [ex.code] + [t for _, t in job_modules(ws, script, ex.code)]
-        ex.batch_divided_by_world = any(_BATCH_PER_RANK.search(t) for t in texts)
+        ex.batch_divided_by_world = any(_BATCH_PER_RANK.search(t) for t in [ex.code, *(t for _, t in ex.modules)])
     ds = ex.get("deepspeed")
     if ds is not None and isinstance(ds.value, str):
         ds_config = ws.read_text_or_none(ds.value)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import itertools
 import operator
+import re
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -41,6 +42,17 @@ _BUILTINS: Final[dict[str, Callable[..., Any]]] = {
 }  # fmt: skip
 _SAFE_METHODS: Final = frozenset({"append", "extend", "get", "keys", "values", "items", "index", "count", "upper",
                                   "lower", "split", "strip", "startswith", "endswith", "copy", "insert"})  # fmt: skip
+
+
+# Calls made for their side effects on weights, not to build layers: one that cannot be followed is skipped.
+_HOUSEKEEPING: Final = re.compile(r"init|weight|reset|freeze|load|apply|print|log|register|seed", re.I)
+
+
+def _walks_own_modules(it: ast.expr) -> bool:
+    return (
+        isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
+        and it.func.attr in ("modules", "named_modules", "parameters", "named_parameters", "children", "buffers")
+    )  # fmt: skip
 
 
 class Evaluator:
@@ -78,6 +90,36 @@ class Evaluator:
     def _body(self, body: list[ast.stmt], env: dict[str, Any], file: str) -> None:
         for stmt in body:
             self._stmt(stmt, env, file)
+
+    def _member(self, origin: Any, name: str) -> Callee | None:
+        """A method or class attribute ``name`` of the class ``origin`` (a Callee) or its local bases."""
+        seen = 0
+        while isinstance(origin, tuple) and len(origin) == 3 and isinstance(origin[1], ast.ClassDef) and seen < 8:
+            for stmt in origin[1].body:
+                if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
+                    return ("def", stmt, origin[2])
+                if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+                    return ("def", stmt, origin[2])
+            origin, seen = self._base(origin), seen + 1
+        return None
+
+    def _base(self, origin: Callee) -> Callee | None:
+        """The local base class of a class (subclasses know how modules are found)."""
+        return None
+
+    def _class_constant(self, origin: Any, name: str) -> Any:
+        """A class-level constant (``expansion = 4``) read through an instance or the class."""
+        found = self._member(origin, name)
+        if found is not None and isinstance(found[1], ast.Assign):
+            return self._expr(found[1].value, dict(self._module(found[2])[1]), found[2])
+        return UNKNOWN
+
+    def _snapshot(self) -> Any:
+        """What a subclass accumulates, to restore after a housekeeping call it could not follow."""
+        return None
+
+    def _restore(self, saved: Any) -> None:
+        """Undo what a housekeeping call added (see :meth:`_snapshot`)."""
 
     def _stmt(self, node: ast.stmt, env: dict[str, Any], file: str, module_level: bool = False) -> None:
         self._tick()
@@ -118,12 +160,21 @@ class Evaluator:
             rhs = self._expr(node.value, env, file)
             self._assign(node.target, self._binop(type(node.op), cur, rhs), env, file)
         elif isinstance(node, ast.Expr):
-            self._expr(node.value, env, file)
+            if isinstance(node.value, ast.Call) and _HOUSEKEEPING.search(ast.unparse(node.value.func)):
+                saved = self._snapshot()  # `default_init_weights(...)`, `self.apply(init)`: builds no layers
+                try:
+                    self._expr(node.value, env, file)
+                except AbortError:
+                    self._restore(saved)
+            else:
+                self._expr(node.value, env, file)
         elif isinstance(node, ast.If):
             test = self._expr(node.test, env, file)
             if test is UNKNOWN:
                 raise AbortError("branch on an unknown")
             self._body(node.body if test else node.orelse, env, file)
+        elif isinstance(node, ast.For) and _walks_own_modules(node.iter):
+            return  # `for m in self.modules(): init(m)`: initialises what is built, builds nothing
         elif isinstance(node, ast.For):
             it = self._expr(node.iter, env, file)
             if it is UNKNOWN or isinstance(it, Obj):
@@ -184,7 +235,11 @@ class Evaluator:
         if isinstance(node, ast.Attribute):
             obj = self._expr(node.value, env, file)
             if isinstance(obj, Obj):
-                return obj.attrs.get(node.attr, UNKNOWN)
+                if node.attr in obj.attrs:
+                    return obj.attrs[node.attr]
+                return self._class_constant(obj.origin, node.attr)
+            if isinstance(obj, tuple) and obj and obj[0] == "def" and isinstance(obj[1], ast.ClassDef):
+                return self._class_constant(obj, node.attr)  # `block.expansion`
             if isinstance(obj, tuple) and obj and obj[0] == "module" and obj[1]:
                 return self._module(obj[1])[1].get(node.attr, UNKNOWN)
             if isinstance(obj, tuple) and obj and obj[0] == "ext":
@@ -296,6 +351,9 @@ class Evaluator:
                 grows = sum(len(a) for a in args if isinstance(a, list | tuple | str | dict)) + len(args)
                 check_size(len(target) + grows, f"{type(target).__name__} built by .{name}()")
                 return getattr(target, name)(*args, **kwargs)
+            method = self._member(target.origin, name) if isinstance(target, Obj) else None
+            if method is not None and isinstance(method[1], ast.FunctionDef):  # `self._make_layer(...)`
+                return self._invoke(method, [target, *args], kwargs)
             if isinstance(target, tuple) and target and target[0] == "module":
                 callee = self._module(target[1])[1].get(name, UNKNOWN) if target[1] else UNKNOWN
                 if isinstance(callee, tuple) and callee[0] == "def":

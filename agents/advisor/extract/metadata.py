@@ -235,10 +235,8 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         fw.append("HF Trainer")
         if re.search(r"^\s*(?:from trl\b|import trl\b)", code, re.M):
             fw.append("TRL")
-    elif not re.search(r"^\s*(?:import|from) torch\b", code, re.M) and (
-        other := [n for n, pat in _NON_TORCH if re.search(pat, code, re.M)]
-    ):
-        fw += other  # a TensorFlow / JAX job: no torch import in the entry script
+    elif (other := [n for n, pat in _NON_TORCH if re.search(pat, code, re.M)]) and not _imports_torch(ex):
+        fw += other  # a TensorFlow / JAX job: neither the entry script nor the modules it reaches import torch
     else:
         fw.append("PyTorch")
         if re.search(r"from transformers import|import transformers", code):
@@ -260,6 +258,11 @@ _NON_TORCH: Final = (
     ("JAX", r"^\s*(?:import|from) jax\b"),
     ("Flax", r"^\s*(?:import|from) flax\b"),
 )
+
+
+def _imports_torch(ex: Extraction) -> bool:
+    pattern = re.compile(r"^\s*(?:import|from) (?:torch|lightning|pytorch_lightning)\b", re.M)
+    return bool(pattern.search(ex.code)) or any(pattern.search(t) for _, t in ex.modules)
 
 
 class _Stages:

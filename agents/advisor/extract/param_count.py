@@ -29,6 +29,12 @@ class ParamCounter(Evaluator):
         self._total = 0
         self._modules: dict[str, tuple[ast.Module, dict[str, Any]]] = {}
 
+    def _snapshot(self) -> Any:
+        return self._total
+
+    def _restore(self, saved: Any) -> None:
+        self._total = int(saved)
+
     # --- module loading -------------------------------------------------------------------------
     def _module(self, file: str) -> tuple[ast.Module, dict[str, Any]]:
         if file not in self._modules:
@@ -75,7 +81,7 @@ class ParamCounter(Evaluator):
     def _invoke(self, callee: Callee, args: list[Any], kwargs: dict[str, Any]) -> Any:
         _, node, file = callee
         if isinstance(node, ast.ClassDef):
-            obj = Obj(cls=node.name)
+            obj = Obj(cls=node.name, origin=callee)
             init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
             if init is None:
                 base = self._base_of(node, file)
@@ -93,6 +99,9 @@ class ParamCounter(Evaluator):
             self._body(node.body, env, file)
             return env.get("__return__", UNKNOWN)
         return UNKNOWN
+
+    def _base(self, origin: Callee) -> Callee | None:
+        return self._base_of(origin[1], origin[2]) if isinstance(origin[1], ast.ClassDef) else None
 
     def _base_of(self, node: ast.ClassDef, file: str) -> Callee | None:
         for b in node.bases:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Tensor, prod
+from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Tensor, prod
 
 __all__ = ["torch_call"]
 
@@ -70,6 +70,27 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
         layers, bidir = kw.get("num_layers", 1), 2 if kw.get("bidirectional", False) else 1
         per = gates * (hid * (inp + hid) + 2 * hid)
         n = (per + (layers - 1) * gates * (hid * (hid * bidir + hid) + 2 * hid)) * bidir
+    elif name == "MultiheadAttention":  # in_proj (3E x E) and out_proj (E x E), with biases by default
+        e = arg(0, "embed_dim")
+        n = 4 * e * e + (4 * e if kw.get("bias", True) else 0)
+    elif name in ("TransformerEncoderLayer", "TransformerDecoderLayer"):
+        d, ff = arg(0, "d_model"), arg(2, "dim_feedforward", 2048)
+        attn = 4 * d * d + 4 * d
+        n = attn * (2 if "Decoder" in name else 1) + 2 * d * ff + ff + d + 2 * d * (3 if "Decoder" in name else 2)
+    # timm's building blocks (timm.layers / timm.models.vision_transformer), as ViT-style models import them
+    elif name == "PatchEmbed":
+        p, cin, e = arg(1, "patch_size", 16), arg(2, "in_chans", kw.get("in_channels", 3)), arg(3, "embed_dim", 768)
+        n = cin * (prod(p) if isinstance(p, list | tuple) else p * p) * e + (e if kw.get("bias", True) else 0)
+        img = args[0] if args else kw.get("img_size", 224)
+        if isinstance(img, int) and isinstance(p, int) and p > 0:  # `self.x_embedder.num_patches` is read later
+            return Obj(attrs={"num_patches": (img // p) ** 2}, cls="PatchEmbed"), int(n)
+    elif name == "Attention":
+        d = arg(0, "dim")
+        n = 3 * d * d + (3 * d if kw.get("qkv_bias", False) else 0) + d * d + d
+    elif name == "Mlp":
+        i = arg(0, "in_features")
+        h, o = kw.get("hidden_features") or i, kw.get("out_features") or i
+        n = i * h + h + h * o + o if kw.get("bias", True) else i * h + h * o
     elif name in _ZERO_PARAM:
         return Layer(0), 0
     else:

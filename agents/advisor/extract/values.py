@@ -33,6 +33,7 @@ class Obj:
 
     attrs: dict[str, Any] = field(default_factory=dict)
     cls: str = ""
+    origin: Any = field(default=None, repr=False, compare=False)  # the class's definition (for methods, class attrs)
 
 
 @dataclass
