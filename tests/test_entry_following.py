@@ -360,3 +360,49 @@ def test_a_tensorflow_job_is_not_called_pytorch(tmp_path: Path) -> None:
     """An entry script that imports TensorFlow and not torch trains with TensorFlow."""
     write(tmp_path, {"run_classifier.py": "import tensorflow as tf\nflags = tf.flags\n"})
     assert extract_metadata(tmp_path, "python run_classifier.py --train_batch_size=32").framework == ["TensorFlow"]
+
+
+WRAPPED_BACKBONE = """
+import torch, torchvision
+from torch import nn
+
+class BarlowTwins(nn.Module):
+    def __init__(self, dim=8192):
+        super().__init__()
+        self.backbone = torchvision.models.resnet50(zero_init_residual=True)
+        self.backbone.fc = nn.Identity()
+        self.projector = nn.Sequential(nn.Linear(2048, dim), nn.ReLU(), nn.Linear(dim, dim))
+
+model = BarlowTwins()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+"""
+
+
+def test_a_wrapper_around_a_library_backbone_is_that_backbone(tmp_path: Path) -> None:
+    """A model class that builds torchvision's resnet50 plus a projection MLP is a CNN named by its backbone, and
+    the backbone's parameters count (from the known-models table)."""
+    write(tmp_path, {"main.py": WRAPPED_BACKBONE})
+    md = extract_metadata(tmp_path, "python main.py")
+    assert md.model_type == "cnn"
+    assert md.model_name is not None and md.model_name.startswith("resnet50")
+    want = 25.6 + (2048 * 8192 + 8192 + 8192 * 8192 + 8192) / 1e6
+    assert md.params_millions is not None and abs(md.params_millions - want) < 0.2
+
+
+def _vocabulary_job(words: str, times: int) -> dict[str, str]:
+    helper = "\n".join(f"def f{i}(x):\n    return x  # {words}" for i in range(times))
+    train = "import torch\nfrom losses import f0\nfrom torch import nn\nmodel = nn.Conv2d(3, 8, 3)\n"
+    return {"losses.py": helper, "train.py": train}
+
+
+def test_what_the_code_computes_with_decides_detection_and_diffusion(tmp_path: Path) -> None:
+    """A CNN whose own modules compute with boxes throughout (matching, IoU, NMS) is a detector; one whose modules
+    are about noise schedules and samplers trains a diffusion model; a few mentions decide nothing."""
+    write(tmp_path / "det", _vocabulary_job("boxes bbox_iou nms anchors", 20))
+    det = extract_metadata(tmp_path / "det", "python train.py")
+    assert (det.model_type, det.task) == ("cnn_detector", "object_detection")
+    write(tmp_path / "diff", _vocabulary_job("q_sample alphas_cumprod betas", 25))
+    diff = extract_metadata(tmp_path / "diff", "python train.py")
+    assert diff.task == "image_generation_diffusion"
+    write(tmp_path / "cls", _vocabulary_job("boxes", 3))
+    assert extract_metadata(tmp_path / "cls", "python train.py").task != "object_detection"

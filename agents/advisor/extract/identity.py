@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from schedmate.agents.advisor.extract.known import known_model
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
 
@@ -111,6 +112,7 @@ class ModelClass:
     line: int | None = None
     layers: set[str] = field(default_factory=set)  # transformer / conv / rnn / linear
     layer_calls: list[str] = field(default_factory=list)
+    backbones: list[tuple[str, str | None]] = field(default_factory=list)  # well-known models it builds, their type
 
 
 def find_class(ws: Workspace, name: str, code: str, file: str, depth: int = 0) -> ModelClass | None:
@@ -151,6 +153,9 @@ def _scan_layers(ws: Workspace, tree: ast.Module, cls: ast.ClassDef, file: str, 
         for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
             fn = call.func
             callee = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+            if callee and not callee[0].isupper() and (hit := _backbone(callee, call)) is not None:
+                mc.backbones.append(hit)  # `self.backbone = torchvision.models.resnet50()`
+                continue
             if not callee or not callee[0].isupper():
                 continue
             mc.layer_calls.append(callee)
@@ -177,6 +182,17 @@ def _scan_layers(ws: Workspace, tree: ast.Module, cls: ast.ClassDef, file: str, 
                         stack.append(other)
 
 
+def _backbone(callee: str, call: ast.Call) -> tuple[str, str | None] | None:
+    """A well-known architecture a library builds (``resnet50(...)``, ``timm.create_model("vit_base…")``)."""
+    name = callee
+    if callee == "create_model" and call.args and isinstance(call.args[0], ast.Constant):
+        name = str(call.args[0].value)
+    elif not callee.replace("_", "").isalnum():
+        return None
+    hit = known_model(name)
+    return (name, hit[1]) if hit is not None else None
+
+
 def inline_model(call: ast.Call, file: str) -> ModelClass:
     """A model built inline (``nn.Sequential(nn.Linear(…), …)``): its layers from the call itself."""
     mc = ModelClass(name="Sequential", file=file, line=call.lineno)
@@ -198,6 +214,8 @@ def model_type_of(names: list[str], mc: ModelClass | None) -> str | None:
     for pattern, kind in _SPECIFIC_FAMILIES:
         if re.search(pattern, text):
             return kind
+    if mc is not None and mc.backbones and mc.backbones[0][1]:
+        return mc.backbones[0][1]  # a wrapper around a well-known backbone (SSL heads, projection MLPs)
     if mc is not None and mc.layers:
         if "transformer" in mc.layers:
             return "decoder_only_transformer"

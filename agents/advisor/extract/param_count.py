@@ -13,8 +13,9 @@ import ast
 from typing import Any
 
 from schedmate.agents.advisor.extract.evaluator import Callee, Evaluator
+from schedmate.agents.advisor.extract.known import known_model
 from schedmate.agents.advisor.extract.torch_layers import torch_call
-from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Obj, namespace
+from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, namespace
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
 
@@ -74,6 +75,8 @@ class ParamCounter(Evaluator):
 
     def _layer(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         value, params = torch_call(name, args, kwargs)
+        if value is UNKNOWN and (size := _library_model(name, args)) is not None:
+            value, params = Layer(size, 0), size  # `torchvision.models.resnet50()` inside the job's model
         self._total += params
         return value
 
@@ -160,3 +163,13 @@ class ParamCounter(Evaluator):
         except (AbortError, RecursionError, ArithmeticError, TypeError, ValueError, IndexError, KeyError):
             return None
         return self._total if self._total > 0 else None
+
+
+def _library_model(name: str, args: list[Any]) -> int | None:
+    """Parameters of a well-known architecture a library builds: ``resnet50(...)``, ``create_model("vit_…")``."""
+    if name == "create_model" and args and isinstance(args[0], str):
+        name = args[0]
+    elif not (name.islower() and name.replace("_", "").isalnum()):
+        return None
+    hit = known_model(name)
+    return int(hit[0] * 1e6) if hit is not None else None

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import ast
 import builtins
-import functools
-import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 from schedmate.agents.advisor.extract.collect import Extraction
@@ -28,6 +25,7 @@ from schedmate.agents.advisor.extract.identity import (
     readme_title,
     task_of,
 )
+from schedmate.agents.advisor.extract.known import known_model
 from schedmate.agents.advisor.extract.param_count import UNKNOWN, ParamCounter, namespace
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.schemas.jobs_metadata import FieldSource
@@ -85,8 +83,6 @@ def _gpt_params(ex: Extraction, *, char_level: bool = False) -> float | None:
 
 _ACTIVATIONS: Final = frozenset({"ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "Softmax", "LeakyReLU"})
 _SCRATCH: Final = ("scratch", "resume", "none", "")
-# Sizes of well-known checkpoints whose names do not carry them (millions of parameters).
-_KNOWN_MODELS: Final = Path(__file__).with_name("known_models.json")
 _MODEL_VAR: Final = re.compile(
     r"^\s*(?P<var>\w*(?i:model|net|generator|_g)\w*)\s*=\s*(?:\w+\.)*(?P<cls>[A-Z]\w*)\(", re.M
 )
@@ -110,32 +106,6 @@ def _pretrained_by_name(ex: Extraction) -> tuple[str, Value] | None:
     m = re.search(r"from_pretrained\(\s*['\"]([\w./-]+)['\"]", ex.code)
     if m:
         return "from_pretrained", Value(m.group(1), ex.launch.script or "", ex.code[: m.start()].count("\n") + 1)
-    return None
-
-
-@functools.cache
-def _known_table() -> dict[str, tuple[float, str | None]]:
-    """``name → (params in millions, model type)`` from the data file (see its sources)."""
-    data = json.loads(_KNOWN_MODELS.read_text(encoding="utf-8"))
-    return {_norm(k): (float(v), fam.get("type")) for fam in data["families"] for k, v in fam["models"].items()}
-
-
-def _norm(name: str) -> str:
-    return name.lower().replace("_", "-")
-
-
-def known_model(name: str) -> tuple[float, str | None] | None:
-    """Parameters (millions) and type of a well-known architecture named by ``name`` (a hub id, a
-    torchvision/timm name, a config file stem); None when it is not a known one."""
-    low = _norm(name.rsplit("/", 1)[-1].removesuffix(".yaml").removesuffix(".yml").removesuffix(".pt"))
-    table = _known_table()
-    for key in sorted(table, key=len, reverse=True):
-        if (
-            low == key
-            or low.startswith((f"{key}-", f"{key}."))
-            or (low.startswith(key) and key.endswith(("-base", "-large")))
-        ):
-            return table[key]
     return None
 
 
@@ -405,6 +375,29 @@ def _params(ex: Extraction, pretrained: Value | None, dataset: str | None, count
     return params
 
 
+# Detectors' losses, matchers and post-processing mention boxes hundreds of times; classification and generation
+# code a dozen at most (crop helpers). Diffusion code likewise names its noise schedule and samplers throughout.
+_BOX_WORDS: Final = re.compile(r"\b(?:bbox\w*|boxes|box_iou|\w+_box\w*|nms|anchors?|iou_threshold|giou)\b", re.I)
+
+
+_DIFFUSION_WORDS: Final = re.compile(
+    r"\b(?:\w*diffusion\w*|q_sample|p_sample|alphas_cumprod|betas|noise_pred|\w*sde\w*|sigma_min|sigma_max|"
+    r"num_timesteps|marginal_prob)\b",
+    re.I,
+)
+
+
+def _vocabulary(ex: Extraction, words: re.Pattern[str], enough: int = 60) -> bool:
+    """Whether the job's own code uses a field's vocabulary ``enough`` times (the entry and the modules it reaches):
+    what the code computes with, not what a file is called."""
+    count = len(words.findall(ex.code))
+    for _, text in ex.modules:
+        if count >= enough:
+            break
+        count += len(words.findall(text))
+    return count >= enough
+
+
 def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource]) -> WorkloadIdentity:
     """Model name, type, parameters, dataset and task; ``prov`` gets where each came from."""
     ident = WorkloadIdentity()
@@ -431,6 +424,8 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
     if found_pretrained is not None:
         ident.model_name = _pretrained_name(ex, *found_pretrained)
         prov["model_name"] = _source(found_pretrained[1])
+    if pretrained is None and model.cls is not None and model.cls.backbones and ident.model_name:
+        ident.model_name = f"{model.cls.backbones[0][0]} ({ident.model_name})"  # the backbone a wrapper trains
     family = title.split(":")[0].strip() if title and len(title.split(":")[0]) <= 24 else ""
     if pretrained is None and ident.model_name:
         ident.model_name = _described(ident.model_name, family, ex)
@@ -440,6 +435,23 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
     ident.params_millions = _params(ex, pretrained, ident.dataset, model.count)
     if ident.params_millions is not None:
         prov["params_millions"] = prov.get("model_name", FieldSource(file=script))
+    from_flag = found_pretrained is not None and found_pretrained[0] == "flag"  # `--backbone resnet50`
+    if (
+        ident.model_type in (None, "cnn", "vision_transformer")
+        and (pretrained is None or from_flag)
+        and (_vocabulary(ex, _BOX_WORDS))
+    ):
+        ident.model_type = "cnn_detector" if ident.model_type in (None, "cnn") else ident.model_type
+        ident.task = "object_detection"  # the job's code computes with boxes: matching, IoU, NMS, anchors
+        return ident
+    if (
+        ident.model_type in (None, "cnn", "vision_transformer", "diffusion_unet")
+        and pretrained is None
+        and (_vocabulary(ex, _DIFFUSION_WORDS))
+    ):
+        ident.model_type = ident.model_type if ident.model_type not in (None, "cnn") else "diffusion_unet"
+        ident.task = "image_generation_diffusion"  # noise schedules, q/p sampling, SDE marginals
+        return ident
     stage = ex.get("stage")
     ident.task = task_of(
         ident.model_type,

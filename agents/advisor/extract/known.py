@@ -1,0 +1,39 @@
+"""Well-known architectures by name: parameters (millions) and model type, from ``known_models.json`` (each
+family with its source): torchvision, timm, YOLOv5, Hugging Face families, DINO/MAE ViTs."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Final
+
+__all__ = ["known_model"]
+
+_KNOWN_MODELS: Final = Path(__file__).with_name("known_models.json")
+
+
+@functools.cache
+def _known_table() -> dict[str, tuple[float, str | None]]:
+    """``name → (params in millions, model type)`` from the data file (see its sources)."""
+    data = json.loads(_KNOWN_MODELS.read_text(encoding="utf-8"))
+    return {_norm(k): (float(v), fam.get("type")) for fam in data["families"] for k, v in fam["models"].items()}
+
+
+def _norm(name: str) -> str:
+    return name.lower().replace("_", "-")
+
+
+def known_model(name: str) -> tuple[float, str | None] | None:
+    """Parameters (millions) and type of a well-known architecture named by ``name`` (a hub id, a
+    torchvision/timm name, a config file stem); None when it is not a known one."""
+    low = _norm(name.rsplit("/", 1)[-1].removesuffix(".yaml").removesuffix(".yml").removesuffix(".pt"))
+    table = _known_table()
+    for key in sorted(table, key=len, reverse=True):
+        if (
+            low == key
+            or low.startswith((f"{key}-", f"{key}."))
+            or (low.startswith(key) and key.endswith(("-base", "-large")))
+        ):
+            return table[key]
+    return None
