@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from schedmate.agents.logtext.lines import split_physical_lines
 from schedmate.agents.logtext.timestamps import line_time
 from schedmate.agents.tracker.metric_tracker import MetricTracker
 from schedmate.infra.cli import app
@@ -138,3 +139,30 @@ def test_a_diverged_loss_survives_the_state_record_and_the_metrics_event() -> No
     assert b'"loss":"Infinity"' in event and JobMetrics.model_validate_json(event).loss == math.inf
     odd = JobProgress.from_state({"latest": {"loss": None, "step": "x", "lr": 0.1}})
     assert odd.latest == {"lr": 0.1}
+
+
+TABLE = """\
+      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size
+      1/50      3.1G      1.2     0.9      1.3         10        640: 100%|##########| 20/20 [00:05<00:00,  3.80it/s]
+                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): 100%|#####| 8/8 [00:03<00:00,  2.17it/s]
+                   all        722       1444      0.989       0.99      0.993      0.681
+
+      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size
+      2/50      3.1G      1.1     0.8      1.2         10        640:  50%|#####     | 10/20 [00:02<00:02,  4.00it/s]\r\
+      2/50      3.1G      1.1     0.8      1.2         10        640: 100%|##########| 20/20 [00:05<00:00,  3.90it/s]
+                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): 100%|#####| 8/8 [00:03<00:00,  2.17it/s]
+                   all        722       1444      0.989       0.99      0.993      0.681
+"""
+
+
+def test_a_column_table_is_read_under_its_header() -> None:
+    """Rows under an `Epoch GPU_mem box_loss …` header are read by their column names: epoch 2 of 50, the bar's
+    20 steps per epoch as the global step 40, the loss as the sum of the parts the table shows, the step time
+    from the bar's rate; the validation table between epochs is not taken for a training row."""
+    tracker = MetricTracker()
+    tracker.feed("t", 1, split_physical_lines(TABLE.encode()))
+    snap = tracker.snapshot("t").as_dict()
+    assert (snap["epoch"], snap["step"], snap["total_steps"]) == (2, 40, 1000)
+    assert snap["loss"] == pytest.approx(1.1 + 0.8 + 1.2)
+    assert snap["step_time_s"] == pytest.approx(1 / 3.9, rel=0.01)
+    assert snap["line"] == 7

@@ -148,3 +148,23 @@ def test_scheduler_step_errors_and_headed_tracebacks_after_a_marker() -> None:
     ]
     (tb,) = find_tracebacks(ipy)
     assert tb.exc_type == "AttributeError"
+
+
+def test_a_time_limit_is_the_jobs_request_and_a_scheduler_kill_is_located() -> None:
+    """Slurm cancelling a job at its own time limit is the job's request (user_script), not a node fault nor a
+    preemption; a controller's `WTERMSIG 9` is the line to point at (other: nothing says who killed it)."""
+    limit = diagnose_lines([
+        "srun: Job step aborted: Waiting up to 47 seconds for job step to finish.",
+        "slurmstepd: error: *** JOB 7 ON n3 CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***",
+    ])  # fmt: skip
+    assert (limit.first_error_line, limit.category, limit.infra_component) == (2, "user_script", None)
+    preempt = diagnose_lines(
+        ["slurmstepd: error: *** JOB 7 ON n3 CANCELLED AT 2024-04-20T09:09:37 DUE TO PREEMPTION ***"]
+    )
+    assert preempt.category == "other"
+    killed = diagnose_lines([
+        "[2022-05-27T10:42:30.509] sched: Allocate JobId=12 NodeList=c014 #CPUs=2 Partition=gpu",
+        "[2022-05-27T11:37:57.377] _job_complete: JobId=12 WTERMSIG 9",
+        "[2022-05-27T11:37:57.377] _job_complete: JobId=12 done",
+    ])  # fmt: skip
+    assert (killed.first_error_line, killed.category) == (2, "other")

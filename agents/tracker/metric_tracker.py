@@ -28,6 +28,7 @@ from schedmate.agents.logtext.slots import (
     numbers_of,
     template_key,
 )
+from schedmate.agents.logtext.tables import header_of, label_row
 from schedmate.agents.logtext.timestamps import line_time
 from schedmate.agents.tracker.progress import JobProgress, ProgressSnapshot
 
@@ -95,6 +96,7 @@ class _Job:
     progress: JobProgress = field(default_factory=JobProgress)
     counts: LineCounts = field(default_factory=LineCounts)
     in_summary_block: bool = False  # inside a "***** train metrics *****" block
+    table_header: tuple[str, ...] | None = None  # the column names of a progress table printed above
 
 
 class MetricTracker:
@@ -139,6 +141,11 @@ class MetricTracker:
             if not segments or not segments[-1]:
                 continue
             text = segments[-1]  # what a terminal shows: classified once per line
+            if (header := header_of(text)) is not None:
+                job.table_header = header
+                continue
+            if job.table_header is not None and (labelled := label_row(job.table_header, text)) is not None:
+                text = labelled  # a table row, read with its header's names
             key = template_key(text)
             cls = None
             if classes is not None:
