@@ -406,3 +406,61 @@ def test_what_the_code_computes_with_decides_detection_and_diffusion(tmp_path: P
     assert diff.task == "image_generation_diffusion"
     write(tmp_path / "cls", _vocabulary_job("boxes", 3))
     assert extract_metadata(tmp_path / "cls", "python train.py").task != "object_detection"
+
+
+AMP_SETTING = """
+import torch
+from config import get_config
+from utils import Scaler
+config = get_config()
+model = torch.nn.Linear(2, 2)
+amp_dtype = torch.bfloat16 if config.AMP_DTYPE == "bfloat16" else torch.float16
+scaler = Scaler()
+for x in range(3):
+    with torch.cuda.amp.autocast(enabled=config.AMP_ENABLE, dtype=amp_dtype):
+        y = model(x)
+    with torch.cuda.amp.autocast(enabled=False):
+        loss = y.sum()
+"""
+AMP_CONFIG = """
+from yacs.config import CfgNode as CN
+_C = CN()
+_C.AMP_ENABLE = True
+_C.AMP_DTYPE = "bfloat16"
+
+def get_config():
+    return _C.clone()
+"""
+
+
+def test_mixed_precision_is_what_autocast_is_told(tmp_path: Path) -> None:
+    """`autocast(enabled=config.AMP_ENABLE, dtype=…)` follows the yacs tree's top-level keys and a dtype chosen by
+    a condition; an `enabled=False` region for the loss is no setting; a GradScaler built in a helper module does
+    not by itself make the job mixed precision."""
+    scaler = "import torch\n\nclass Scaler:\n    def __init__(self):\n        self.s = torch.cuda.amp.GradScaler()\n"
+    write(tmp_path, {"train.py": AMP_SETTING, "config.py": AMP_CONFIG, "utils.py": scaler})
+    assert extract_metadata(tmp_path, "python train.py").precision == "bf16"
+    write(tmp_path, {"config.py": AMP_CONFIG.replace('"bfloat16"', '"float16"')})
+    assert extract_metadata(tmp_path, "python train.py").precision == "fp16"
+    write(tmp_path, {"config.py": AMP_CONFIG.replace("AMP_ENABLE = True", "AMP_ENABLE = False")})
+    assert extract_metadata(tmp_path, "python train.py").precision == "fp32"
+
+
+def test_data_named_on_the_command_line_and_chat_templates(tmp_path: Path) -> None:
+    """A dataset named only by a positional data path or a config file's name, a `train_file` given as a path
+    (its file name), and a conversation template marking chat fine-tuning."""
+    write(tmp_path, {"main.py": "import torch\nimport sys\nroot = sys.argv[1]\n"})
+    assert extract_metadata(tmp_path, "python main.py /datasets/imagenet/").dataset == "ImageNet"
+    write(tmp_path, {"configs/lsun_churches-ldm-kl-8.yaml": "model:\n  base_learning_rate: 1.0e-4\n"})
+    assert extract_metadata(tmp_path, "python main.py --base configs/lsun_churches-ldm-kl-8.yaml").dataset == (
+        "LSUN Churches"
+    )
+    write(tmp_path, {"run.py": "import argparse\np = argparse.ArgumentParser()\np.add_argument('--train_file')\n"})
+    assert extract_metadata(tmp_path, "python run.py --train_file data/wiki1m.txt").dataset == "wiki1m.txt"
+    chat = (
+        "from transformers import AutoModelForCausalLM, Trainer\nfrom fastchat.conversation import "
+        "get_conversation_template\nconv = get_conversation_template('vicuna')\nroles = {'human': conv.roles[0]}\n"
+        "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
+    )
+    write(tmp_path, {"sft.py": chat})
+    assert extract_metadata(tmp_path, "python sft.py").task == "instruction_finetuning"

@@ -224,6 +224,12 @@ def config_tree_assignments(source: str, path: str) -> dict[str, Value]:
     except SyntaxError:
         return {}
     aliases: dict[str, str] = {}
+    roots: set[str] = set()  # `_C = CN()`: a config tree whose top-level keys are settings too (`_C.AMP_ENABLE`)
+    for stmt in tree.body:  # module level only: a class's default-config function builds its own small tree
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+            func = stmt.value.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) in _TREE_TYPES:
+                roots.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
             chains = [c for c in (_attr_chain(t) for t in node.targets) if c is not None and len(c[1]) >= 1]
@@ -244,11 +250,14 @@ def config_tree_assignments(source: str, path: str) -> dict[str, Value]:
         root, parts = chain
         if root in aliases:
             parts = [*aliases[root].split("."), *parts]
-        if len(parts) < 2:
+        if len(parts) < 2 and not (root in roots and root not in aliases):
             continue
         with contextlib.suppress(ValueError, TypeError, SyntaxError, ZeroDivisionError, OverflowError, RecursionError):
             out[".".join(parts)] = Value(_arithmetic(node.value), path, node.lineno)
     return out
+
+
+_TREE_TYPES: Final = frozenset({"CfgNode", "CN", "ConfigDict", "ConfigNode", "EasyDict", "edict", "AttrDict"})
 
 
 def _attr_chain(t: ast.expr) -> tuple[str, list[str]] | None:

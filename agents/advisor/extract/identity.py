@@ -232,7 +232,8 @@ def model_type_of(names: list[str], mc: ModelClass | None) -> str | None:
 
 
 _INSTRUCTION: Final = re.compile(
-    r"###\s*(?:Instruction|Response)|\binstruction\b.{0,80}\b(?:input|output|response)\b|\bapply_chat_template\(",
+    r"###\s*(?:Instruction|Response)|\binstruction\b.{0,80}\b(?:input|output|response)\b|\bapply_chat_template\(|"
+    r"\bget_conv(?:ersation)?_template\(|\bconv(?:ersation)?\.roles\b",  # chat turns in a conversation template
     re.I | re.S,
 )
 
@@ -262,12 +263,7 @@ def task_of(model_type: str | None, *, code: str, hints: str, pretrained: bool, 
         if re.search(pattern, low):
             return task
     if model_type == "decoder_only_transformer":
-        if pretrained and re.search(
-            r"###\s*(?:Instruction|Response)|\binstruction\b.{0,80}\b(?:input|output|response)\b|"
-            r"\bapply_chat_template\(",
-            code,
-            re.I | re.S,
-        ):
+        if pretrained and _INSTRUCTION.search(code):
             return "instruction_finetuning"  # the code formats instruction/response pairs (or chat turns)
         return "language_model_finetuning" if pretrained else "language_modeling"
     if model_type == "encoder_only_transformer":

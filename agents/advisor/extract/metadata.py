@@ -43,8 +43,8 @@ _LR_KEYS = (
     "BASE_LR",
 )
 _BATCH_KEYS = ("per_device_train_batch_size", "micro_batch_size", "batch_size_per_gpu", "batch_size",
-               "train_batch_size", "train.batch_size", "data.batch_size",
-               "batch")  # fmt: skip
+               "train_batch_size", "train.batch_size", "data.batch_size", "batch_size_training", "batch_size_train",
+               "batch_size_per_device", "train_micro_batch_size_per_gpu", "batch")  # fmt: skip
 # Names the community gives these settings (matched as a dotted key, then as a key's last part, any case).
 _EPOCH_KEYS = ("num_train_epochs", "epochs", "max_epochs", "trainer.max_epochs", "train.epochs", "num_epochs",
                "n_epochs", "nepochs", "max_epoch", "total_epochs", "train_epochs", "num_epoch")  # fmt: skip
@@ -200,8 +200,13 @@ def _precision(ex: Extraction) -> str:
         return u.value  # the model itself cast to half precision (`model.to(torch.bfloat16)`, `.half()`)
     if (u := uses.get("apex_amp")) is not None and isinstance(u.value, str) and u.value.upper() != "O0":
         return "fp16"
+    enabled = uses.get("amp_enabled")
+    if enabled is not None and enabled.value is False:
+        return "fp32"  # autocast(enabled=False): the setting turns mixed precision off
     if (u := uses.get("amp_dtype")) is not None and isinstance(u.value, str):
         return "bf16" if "bf" in u.value else "fp16"
+    if enabled is not None and enabled.value is True:
+        return "fp16"  # autocast(enabled=True) without a dtype: CUDA autocast is float16
     if (u := uses.get("precision")) is not None:
         text = str(u.value)
         return "bf16" if "bf16" in text else ("fp16" if "16" in text else "fp32")

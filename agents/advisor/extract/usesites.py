@@ -235,6 +235,8 @@ class _Resolver:
                     return _UNKNOWN
             return _UNKNOWN
         if isinstance(node, ast.Attribute):
+            if (dtype := _DTYPES.get(_dotted(node))) is not None:
+                return dtype  # `torch.bfloat16`: a dtype by its name, so `x if amp == "bf16" else y` can be told
             return self._attribute(node, scope, line, d)
         if isinstance(node, ast.Subscript):
             if _dotted(node.value) == "os.environ" and isinstance(node.slice, ast.Constant):
@@ -598,6 +600,10 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         yield "dataset", a, "load_dataset()"
     elif name == "autocast" and (a := _args_of(call, ("dtype",))) is not None:
         yield "amp_dtype", a, "autocast(dtype=)"
+        if (e := _args_of(call, ("enabled",))) is not None and not _is_false(e):
+            yield "amp_enabled", e, "autocast(enabled=)"
+    elif name == "autocast" and (e := _args_of(call, ("enabled",))) is not None and not _is_false(e):
+        yield "amp_enabled", e, "autocast(enabled=)"  # mixed precision exactly when the setting says so
     elif name == "initialize" and dotted.endswith("deepspeed.initialize"):
         if (a := _args_of(call, ("config", "config_params"))) is not None:
             yield "deepspeed", a, "deepspeed.initialize(config=)"
@@ -629,6 +635,13 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
 _WRAPS: Final = {"FullyShardedDataParallel": "fsdp_wrap", "FSDP": "fsdp_wrap", "fully_shard": "fsdp_wrap",
                  "DistributedDataParallel": "ddp_wrap", "DDP": "ddp_wrap", "DataParallel": "dp_wrap"}  # fmt: skip
 _CASTS: Final = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.half": "fp16"}
+_DTYPES: Final = {"torch.bfloat16": "bfloat16", "torch.float16": "float16", "torch.half": "float16",
+                  "torch.float32": "float32", "torch.float": "float32"}  # fmt: skip
+
+
+def _is_false(node: ast.expr) -> bool:
+    """``autocast(enabled=False)``: a region kept in full precision inside a mixed-precision job, not a setting."""
+    return isinstance(node, ast.Constant) and node.value is False
 
 
 def _model_like(func: ast.expr) -> bool:
@@ -807,7 +820,7 @@ def find_uses(
                 if id(node) in conditional:
                     continue  # `if fp16: with autocast():` — whether it runs is the caller's setting
                 if (
-                    isinstance(node, ast.Call) and _callee(node) in ("autocast", "GradScaler") and not node.args
+                    isinstance(node, ast.Call) and _callee(node) == "autocast" and not node.args
                     and not _kwargs_any(node, ("dtype", "enabled"))
                 ):  # fmt: skip
                     out["amp_dtype"] = Use("float16", mod_file, node.lineno, f"{_callee(node)}() in {mod_file}")

@@ -34,7 +34,8 @@ __all__ = ["WorkloadIdentity", "identify_workload"]
 
 _DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", "data.name", "data._target_",
                         "data.training_files", "training_files", "train_files", "data_path", "data_dir",
-                        "datasets.train.name", "data.train.type", "dataset.name", "train.dataset")  # fmt: skip
+                        "datasets.train.name", "data.train.type", "dataset.name", "train.dataset", "train_data",
+                        "train_file", "train_path", "train_dir", "train_data_path")  # fmt: skip
 
 
 @dataclass
@@ -349,15 +350,19 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
         canon = canonical_dataset(v.value)
         if (
             canon is None
-            and key.endswith(("_path", "_files"))
-            and re.search(r"\.(?:jsonl?|csv|tsv|parquet|txt)$", v.value)
+            and re.search(r"\.(?:jsonl?|csv|tsv|parquet|txt|arrow)$", v.value)
+            and (key.endswith(("_path", "_files", "_file", "_data")) or "/" in v.value)
         ):
             prov["dataset"] = _source(v)
             return v.value.rstrip("/").rsplit("/", 1)[-1]  # a data file: its name is all the job says
-        if canon is None and key.endswith(("_target_", "_files", "_path", "_dir")):
-            continue
+        if canon is None and (key.endswith(("_target_", "_files", "_file", "_path", "_dir")) or "/" in v.value):
+            continue  # a folder or module path that names no known dataset says nothing
         prov["dataset"] = _source(v)
         return canon or v.value.replace(",", " + ")
+    named = " ".join([*ex.launch.args, *ex.sources])  # data paths and config files the command names
+    if canon := canonical_dataset(named):
+        prov["dataset"] = FieldSource(file="command", path="command")
+        return canon
     canon = canonical_dataset(ex.code) or canonical_dataset(title)
     if canon:
         prov["dataset"] = FieldSource(file=ex.launch.script or "README.md")
