@@ -55,6 +55,13 @@ class Settings(BaseSettings):
     )
     llm_timeout_s: float = Field(default=30.0, gt=0)
     llm_max_concurrency: int = Field(default=2, ge=1)
+    react_stream: bool = Field(
+        default=True,
+        description="with an LLM endpoint, the advise agent refines open "
+        "fields with the ReAct agent after publishing the static advice",
+    )
+    react_concurrency: int = Field(default=1, ge=1, description="jobs refined by the ReAct agent at a time")
+    react_backlog: int = Field(default=16, ge=0, description="jobs waiting for refinement; beyond, static only")
     partitions: int = Field(default=4, ge=1, le=256)
     replication_factor: int = Field(
         default=1, ge=1, le=16, description="replicas of the topics SchedMate creates (3 on a real Kafka cluster)"

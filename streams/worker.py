@@ -21,6 +21,7 @@ from schedmate.agents.failures.tail import FailureTails
 from schedmate.agents.logtext.template_store import Store
 from schedmate.agents.logtext.templates import TemplateClassifier
 from schedmate.agents.ml.embeddings import Embedder
+from schedmate.agents.ml.llm import client_from_settings
 from schedmate.infra.kafka import resolve_bootstrap
 from schedmate.infra.settings import Settings
 from schedmate.schemas import ALL_TOPICS
@@ -108,7 +109,8 @@ def build_worker(
     advise_rt = history_rt = None
     if advise and embedder is not None:
         advisor = Advisor.from_settings(settings, embedder)
-        advise_rt = register_advise(sa, advisor)
+        advise_rt = register_advise(sa, advisor, client_from_settings(settings) if settings.react_stream else None,
+                                    settings.react_concurrency, settings.react_backlog)  # fmt: skip
         history_rt = register_history(sa, advisor.history, gpu)
     _follow_assignment(sa, states)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 import time
 from pathlib import Path
@@ -177,3 +178,46 @@ async def test_hostile_submissions_never_take_the_worker_down(
     assert {d.source_topic for d in dead} == {SUBMITTED.name} and len(dead) == 2
     assert proc.poll() is None, "the worker died"
     assert len(workers.procs) == 1
+
+
+async def test_react_refines_open_fields_after_the_static_advice(
+    broker: EmbeddedBroker, workers: WorkerProcs, tmp_path: Path
+) -> None:
+    """With an LLM endpoint, the worker publishes the static advice first, then the ReAct agent's proven value
+    as a second metadata + estimate for the same job (path ``static+react``, provenance ``react``); a value the
+    agent cannot prove (quote not in the file) is not published. A dead LLM leaves the static advice alone."""
+    from tests.test_react import RATE_TRAIN, Scripted, script_rate  # noqa: PLC0415 -- a scripted LLM server
+
+    work = tmp_path / "job"
+    work.mkdir()
+    (work / "train.py").write_text(RATE_TRAIN)
+    async with Scripted(script_rate) as server:
+        proc = workers.start(SCHEDMATE_LLM_ENDPOINT=server.url)
+        sub = JobSubmitted(job_id="job-r", user="rea", workdir=str(work), command=["python", "train.py"])
+        await produce(broker.bootstrap, SUBMITTED, [sub])
+        msgs = await collect(broker.bootstrap, METADATA.name, lambda m: len(_of(m, METADATA, "job-r")) >= 2, 180)
+        est = await collect(broker.bootstrap, ESTIMATES.name, lambda m: len(_of(m, ESTIMATES, "job-r")) >= 2, 30)
+    first, second = _of(msgs, METADATA, "job-r")[:2]
+    assert first.path == "static" and first.metadata.learning_rate is None
+    assert second.path == "static+react" and second.metadata.learning_rate == 0.0125
+    assert second.metadata.provenance["learning_rate"].path == "react"
+    assert second.metadata.batch_size_per_device is None  # "64" quoted from a line that does not say it: refused
+    assert len(_of(est, ESTIMATES, "job-r")) == 2
+    history = History(workers.data_dir / "lancedb", dim=FACETS * 384)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and '"learning_rate":0.0125' not in str((history.get("job-r") or {}).get(
+        "metadata", "")).replace(" ", ""):  # fmt: skip
+        time.sleep(0.5)
+    assert '"learning_rate":0.0125' in str(history.get("job-r")["metadata"]).replace(" ", "")  # type: ignore[index]
+    # the LLM server is gone now: the next job gets its static advice and the worker stays up
+    later = JobSubmitted(job_id="job-s", user="rea", workdir=str(work), command=["python", "train.py", "--x", "1"])
+    await produce(broker.bootstrap, SUBMITTED, [later])
+    got = await collect(broker.bootstrap, METADATA.name, lambda m: _of(m, METADATA, "job-s"), 120)
+    assert _of(got, METADATA, "job-s")[0].path == "static"
+    deadline = time.monotonic() + 60
+    log = workers.data_dir / "worker-0.log"
+    outcome = re.compile(r'"job_id": "job-s", [^\n]*"event": "react (?:found nothing to add|refinement failed)"')
+    while time.monotonic() < deadline and not outcome.search(log.read_text()):
+        time.sleep(0.5)
+    assert outcome.search(log.read_text()) and proc.poll() is None
+    assert len(_of(await collect(broker.bootstrap, METADATA.name, lambda m: True, 5), METADATA, "job-s")) == 1
