@@ -231,3 +231,19 @@ def test_a_damaged_history_gives_one_clear_message_and_can_be_repaired(tmp_path:
     assert again.count() in (0, 1)
     again.upsert([{"job_id": "c", "user": "u", "status": "pending"}])
     assert again.get("c") is not None
+
+
+def test_known_datasets_are_data_with_sources() -> None:
+    """The dataset table is a data file: every row compiles, names its source, and the order keeps specific names
+    first (CIFAR-100 before CIFAR-10, WikiText-103 before WikiText-2)."""
+    import json  # noqa: PLC0415
+    import re  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    import schedmate.agents.advisor.extract as extract_pkg  # noqa: PLC0415
+    from schedmate.agents.advisor.extract.identity import canonical_dataset  # noqa: PLC0415
+
+    rows = json.loads((Path(extract_pkg.__file__).parent / "known_datasets.json").read_text())["datasets"]
+    assert rows and all(re.compile(r["pattern"]) and r["name"] and r["source"] for r in rows)
+    assert canonical_dataset("--data-set CIFAR100") == "CIFAR-100" and canonical_dataset("cifar10") == "CIFAR-10"
+    assert canonical_dataset("wikitext-103-raw-v1") == "WikiText-103" and canonical_dataset("hello") is None

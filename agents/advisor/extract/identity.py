@@ -11,8 +11,11 @@ nothing keyed to one repository.
 from __future__ import annotations
 
 import ast
+import functools
+import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Final
 
 from schedmate.agents.advisor.extract.known import known_model
@@ -50,51 +53,16 @@ _HF_HEAD_TASKS: Final = (
     ("ForSemanticSegmentation", "semantic_segmentation"),
     ("ForObjectDetection", "object_detection"),
 )
-# Well-known datasets: (pattern over code/config text, canonical name). Order matters (specific first).
-_DATASETS: Final = (
-    (r"fashion[-_]?mnist", "Fashion-MNIST"),
-    (r"mnist", "MNIST"),
-    (r"cifar[-_]?100", "CIFAR-100"),
-    (r"cifar[-_]?10|cifar", "CIFAR-10"),
-    (r"imagenet|ilsvrc", "ImageNet"),
-    (r"\bcoco\b|mscoco", "COCO"),
-    (r"voc20|pascal[-_ ]?voc|vocdetection|vocsegmentation", "Pascal VOC"),
-    (r"cityscapes", "Cityscapes"),
-    (r"lsun[-_ ]?church", "LSUN Churches"),
-    (r"lsun[-_ ]?bedroom", "LSUN Bedrooms"),
-    (r"\bcc12m\b", "CC12M"),
-    (r"\bcc3m\b", "CC3M"),
-    (r"ade20k", "ADE20K"),
-    (r"carvana", "Carvana Image Masking Challenge"),
-    (r"openwebtext", "OpenWebText"),
-    (r"enwik8", "enwik8"),
-    (r"\btext8\b", "text8"),
-    (r"tinystories", "TinyStories"),
-    (r"slimpajama", "SlimPajama"),
-    (r"redpajama", "RedPajama"),
-    (r"fineweb", "FineWeb"),
-    (r"\boasst1?\b|openassistant", "OASST1"),
-    (r"sharegpt", "ShareGPT"),
-    (r"shakespeare_char", "Shakespeare (char-level)"),
-    (r"shakespeare", "Shakespeare"),
-    (r"wikitext[-_]?103", "WikiText-103"),
-    (r"wikitext", "WikiText-2"),
-    (r"\bc4\b", "C4"),
-    (r"the[-_ ]?pile|\bpile\b", "The Pile"),
-    (r"bookcorpus", "BookCorpus"),
-    (r"squad", "SQuAD"),
-    (r"\bglue\b", "GLUE"),
-    (r"\bimdb\b", "IMDB"),
-    (r"ljspeech|lj[-_]?speech|\bljs[_\b]", "LJSpeech"),
-    (r"vctk", "VCTK"),
-    (r"librispeech", "LibriSpeech"),
-    (r"libritts", "LibriTTS"),
-    (r"common[-_ ]?voice", "Common Voice"),
-    (r"celeba", "CelebA"),
-    (r"ffhq", "FFHQ"),
-    (r"lsun", "LSUN"),
-    (r"laion", "LAION"),
-)
+# Well-known datasets (pattern over lower-cased text, canonical name), in order: data, with sources, beside this file.
+_DATASETS_FILE: Final = Path(__file__).with_name("known_datasets.json")
+
+
+@functools.cache
+def _datasets() -> tuple[tuple[re.Pattern[str], str], ...]:
+    rows = json.loads(_DATASETS_FILE.read_text(encoding="utf-8"))["datasets"]
+    return tuple((re.compile(r["pattern"]), r["name"]) for r in rows)
+
+
 _LAYER_KINDS: Final = (
     (r"(?:Multihead)?Attention|TransformerEncoder|TransformerDecoder|scaled_dot_product", "transformer"),
     (r"Conv[123]d|ConvTranspose[123]d", "conv"),
@@ -276,8 +244,8 @@ def task_of(model_type: str | None, *, code: str, hints: str, pretrained: bool, 
 def canonical_dataset(text: str) -> str | None:
     """The canonical name of the first well-known dataset mentioned in ``text``."""
     low = text.lower()
-    for pattern, name in _DATASETS:
-        if re.search(pattern, low):
+    for pattern, name in _datasets():
+        if pattern.search(low):
             return name
     return None
 
