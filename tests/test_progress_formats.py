@@ -166,3 +166,14 @@ def test_a_column_table_is_read_under_its_header() -> None:
     assert snap["loss"] == pytest.approx(1.1 + 0.8 + 1.2)
     assert snap["step_time_s"] == pytest.approx(1 / 3.9, rel=0.01)
     assert snap["line"] == 7
+
+
+def test_an_epoch_led_counter_behind_a_dated_prefix() -> None:
+    """MMEngine's `Epoch(train) [83][150/2693]` after a `2024/01/24` date: the counter follows the epoch right
+    before it (not the date's n/N), so the global step is 82 x 2693 + 150."""
+    line = ("2024/01/24 02:48:32 - mmengine - INFO - Epoch(train)  [83][ 150/2693]  base_lr: 2.0000e-03 lr: 3.9620e-04"
+            "  eta: 10:05:56  time: 0.5916  data_time: 0.0035  memory: 11257  loss: 1944.7829\n")  # fmt: skip
+    tracker = MetricTracker()
+    tracker.feed("m", 1, [line])
+    snap = tracker.snapshot("m").as_dict()
+    assert (snap["step"], snap["epoch"], snap["lr"], snap["step_time_s"]) == (82 * 2693 + 150, 83, 3.962e-4, 0.5916)

@@ -168,3 +168,20 @@ def test_a_time_limit_is_the_jobs_request_and_a_scheduler_kill_is_located() -> N
         "[2022-05-27T11:37:57.377] _job_complete: JobId=12 done",
     ])  # fmt: skip
     assert (killed.first_error_line, killed.category) == (2, "other")
+
+
+def test_a_kernel_range_check_on_the_jobs_data_is_the_job() -> None:
+    """`Assertion t >= 0 && t < n_classes failed` (or an index past a table's end) printed by a CUDA kernel is a
+    label/index the job feeds out of range: user_script, located at the first assertion, not at the asynchronous
+    `device-side assert triggered` reported later."""
+    lines = [
+        "Epoch 1/5:   0%|          | 0/123 [00:00<?, ?img/s]",
+        "../aten/src/ATen/native/cuda/Loss.cu:257: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: "
+        "[4,0,0] Assertion `t >= 0 && t < n_classes` failed.",
+        "Traceback (most recent call last):",
+        '  File "train.py", line 3, in <module>',
+        "    loss.item()",
+        "RuntimeError: CUDA error: device-side assert triggered",
+    ]
+    d = diagnose_lines(lines)
+    assert (d.first_error_line, d.category) == (2, "user_script")

@@ -131,6 +131,16 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
        "a file the job reads does not exist at that path",
        ("FileNotFoundError: [Errno 2] No such file or directory: 'data/train.bin'",)),
     # --- symptoms / unknown root cause ---
+    _s("kernel_range_assert", r"\bAssertion `t >= 0 && t < n_classes` failed|\bAssertion `(?:input_val|target_val) >= "
+       r"zero && (?:input_val|target_val) <= one` failed|\bAssertion `srcIndex < srcSelectDimSize` failed|"
+       r"\bAssertion `idx_dim >= 0 && idx_dim < index_size\b.{0,40}failed|\bAssertion `index out of bounds",
+       "user_script", None, ERROR,
+       "a CUDA kernel's range check failed on the job's data: a label outside [0, classes), a probability outside "
+       "[0, 1] or an index past the table's end; check the labels/classes the job is given",
+       ("/pytorch/aten/src/THCUNN/ClassNLLCriterion.cu:108: cunn_ClassNLLCriterion_updateOutput_kernel: block: "
+        "[0,0,0], thread: [0,0,0] Assertion `t >= 0 && t < n_classes` failed.",
+        "../aten/src/ATen/native/cuda/Indexing.cu:1141: indexSelectLargeIndex: block: [1,0,0], thread: [0,0,0] "
+        "Assertion `srcIndex < srcSelectDimSize` failed.")),
     _s("illegal_memory", r"\billegal memory access\b|\bdevice-side assert\b|\bmisaligned address\b", "other", None, ERROR,
        "a CUDA kernel faulted (illegal memory access / device assert); usually a bug in the model code or a library",
        ("RuntimeError: CUDA error: an illegal memory access was encountered",)),

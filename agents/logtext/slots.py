@@ -281,10 +281,10 @@ def _after_epoch(line: str, slots: list[Slot], matches: list[re.Match[str]], i: 
 
 def _counter_follows_epoch(line: str, slots: list[Slot], matches: list[re.Match[str]]) -> bool:
     """Whether the line's loop counter comes right after its epoch index ("Epoch [3][150/2500]")."""
-    epoch = next((x.index for x in slots if x.metric == "epoch"), None)
     counter = next((x.index for x in slots if x.kind == "counter" and x.metric == "step"), None)
-    if epoch is None or counter is None or counter != epoch + 1:
+    if counter is None or not any(x.metric == "epoch" and x.index == counter - 1 for x in slots):
         return False
+    epoch = counter - 1
     return re.fullmatch(r"[\s:|\]\[]{1,8}", line[matches[epoch].end() : matches[counter].start()]) is not None
 
 

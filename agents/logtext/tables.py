@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["header_of", "label_row"]
+__all__ = ["foreign_table_bar", "header_of", "label_row"]
 
 _NAME: Final = re.compile(r"[A-Za-z][\w()./-]{0,31}")
 _COUNTER_COLUMNS: Final = frozenset({"epoch", "epochs", "step", "steps", "iter", "iteration", "batch"})
@@ -57,3 +57,12 @@ def label_row(header: tuple[str, ...], text: str) -> str | None:
     if len(parts) >= 2 and "loss" not in (n.lower() for n in header):
         labelled += f" loss {sum(parts):.6g}"  # the objective is the sum of the parts the table shows
     return f"{labelled}: {' '.join(rest)}" if rest else labelled
+
+
+def foreign_table_bar(header: tuple[str, ...], text: str) -> bool:
+    """Whether ``text`` is another table's progress bar (``Class Images … mAP50-95): 100%|…| 983/983``): column
+    names of their own before the bar. While a training table is active, such a bar is evaluation, not training."""
+    if "|" not in text or ":" not in text:
+        return False
+    names = text.split(":", 1)[0].split()
+    return len(names) >= 3 and all(_NAME.fullmatch(n) for n in names) and tuple(names) != header

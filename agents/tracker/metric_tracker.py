@@ -28,7 +28,7 @@ from schedmate.agents.logtext.slots import (
     numbers_of,
     template_key,
 )
-from schedmate.agents.logtext.tables import header_of, label_row
+from schedmate.agents.logtext.tables import foreign_table_bar, header_of, label_row
 from schedmate.agents.logtext.timestamps import line_time
 from schedmate.agents.tracker.progress import JobProgress, ProgressSnapshot
 
@@ -144,8 +144,11 @@ class MetricTracker:
             if (header := header_of(text)) is not None:
                 job.table_header = header
                 continue
-            if job.table_header is not None and (labelled := label_row(job.table_header, text)) is not None:
-                text = labelled  # a table row, read with its header's names
+            if job.table_header is not None:
+                if (labelled := label_row(job.table_header, text)) is not None:
+                    text = labelled  # a table row, read with its header's names
+                elif foreign_table_bar(job.table_header, text):
+                    continue  # the validation table's own bar between training epochs
             key = template_key(text)
             cls = None
             if classes is not None:
