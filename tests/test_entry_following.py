@@ -464,3 +464,90 @@ def test_data_named_on_the_command_line_and_chat_templates(tmp_path: Path) -> No
     )
     write(tmp_path, {"sft.py": chat})
     assert extract_metadata(tmp_path, "python sft.py").task == "instruction_finetuning"
+
+
+CLICK_TRAIN = """
+import click, torch
+from training import loop
+
+@click.command()
+@click.option('--data', type=str, required=True)
+@click.option('--batch', help='Total batch size', type=click.IntRange(min=1), default=512, show_default=True)
+@click.option('--lr', type=click.FloatRange(min=0, min_open=True), default=10e-4)
+@click.option('--fp16', type=bool, default=False)
+@click.option('-n', '--dry-run', is_flag=True)
+def main(**kwargs):
+    loop.run(**kwargs)
+
+if __name__ == "__main__":
+    main()
+"""
+CLICK_LOOP = """
+import torch
+import torch.distributed as dist
+
+def run(batch_size=512, **kw):
+    batch_gpu = batch_size // dist.get_world_size()
+    loader = torch.utils.data.DataLoader(None, batch_size=batch_gpu)
+"""
+
+
+def test_click_options_are_settings(tmp_path: Path) -> None:
+    """click options' defaults and `--opt=value` overrides are read like argparse's; the total batch is split over
+    the launcher's ranks where the loop builds its loader."""
+    write(tmp_path, {"train.py": CLICK_TRAIN, "training/__init__.py": "", "training/loop.py": CLICK_LOOP})
+    md = extract_metadata(tmp_path, "torchrun --standalone --nproc_per_node=8 train.py --data=d.zip --lr=2e-4")
+    assert (md.learning_rate, md.global_batch_size, md.batch_size_per_device, md.num_gpus) == (2e-4, 512, 64, 8)
+
+
+SUBMIT = """
+import argparse
+
+def get_args_parser(add_help=True):
+    p = argparse.ArgumentParser(add_help=add_help)
+    p.add_argument("--ngpus", "--gpus-per-node", default=8, type=int)
+    p.add_argument("--nodes", default=1, type=int)
+    return p
+
+def submit_jobs(task, args):
+    import submitit
+    executor = submitit.AutoExecutor(folder=".")
+"""
+SUBMIT_TRAIN = """
+import sys
+from pkg.submit import get_args_parser, submit_jobs
+
+def main():
+    parser = get_args_parser(add_help=False)
+    parser.add_argument("--config-file", default="")
+    args = parser.parse_args()
+    submit_jobs(None, args)
+
+if __name__ == "__main__":
+    sys.exit(main())
+"""
+
+
+def test_a_submitit_launcher_asks_for_nodes_times_gpus(tmp_path: Path) -> None:
+    """`--nodes 4` on a launcher whose parser (built by an imported helper) defaults to 8 GPUs per node and submits
+    with submitit: 32 GPUs, data-parallel; a `--devices cuda:0 cuda:1` list spawns one process per device."""
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/submit.py": SUBMIT, "run/train.py": SUBMIT_TRAIN})
+    md = extract_metadata(tmp_path, "python run/train.py --nodes 4 --config-file c.yaml")
+    assert (md.num_gpus, md.distributed) == (32, "ddp")
+    spawn = ("import argparse\nimport torch.multiprocessing as mp\np = argparse.ArgumentParser()\n"
+             "p.add_argument('--devices', type=str, nargs='+', default=['cuda:0'])\nargs = p.parse_args()\n"
+             "for rank in range(len(args.devices)):\n    mp.Process(target=print).start()\n")  # fmt: skip
+    write(tmp_path, {"main.py": spawn})
+    md = extract_metadata(tmp_path, "python main.py --devices cuda:0 cuda:1 cuda:2")
+    assert (md.num_gpus, md.distributed) == (3, "ddp")
+
+
+def test_known_architectures_and_imagenet_variants_from_the_data_files(tmp_path: Path) -> None:
+    """`--cfg cfg/training/yolov7.yaml` names YOLOv7 (36.9 M from the data file's source table); an `in1k` config
+    name is ImageNet-1k, a plain ImageNet path stays ImageNet."""
+    write(tmp_path, {"train.py": "import argparse\np = argparse.ArgumentParser()\np.add_argument('--cfg')\n"
+                                 "p.add_argument('--data')\nargs = p.parse_args()\n"})  # fmt: skip
+    md = extract_metadata(tmp_path, "python train.py --cfg cfg/training/yolov7.yaml --data /data/imagenet")
+    assert (md.model_name, md.params_millions, md.model_type) == ("yolov7", 36.9, "cnn_detector")
+    assert md.dataset == "ImageNet"
+    assert extract_metadata(tmp_path, "python train.py --data configs/in1k_vith14_ep300.yaml").dataset == "ImageNet-1k"

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from schedmate.agents.advisor.extract.config_sources import (
+    ArgSpec,
     Value,
     argparse_specs,
     class_defaults,
@@ -143,6 +144,25 @@ def _local_imports(ws: Workspace, code: str, script: str) -> list[str]:
     return out
 
 
+def _imported_parser_specs(ws: Workspace, code: str, script: str) -> list[ArgSpec]:
+    """The arguments of a parser the entry builds with a function of the job's own modules
+    (``from pkg.run.submit import get_args_parser``): its ``add_argument`` / ``click.option`` calls."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return []
+    specs: list[ArgSpec] = []
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom) or not node.module:
+            continue
+        if not any(re.search(r"pars|args?\b|_args|options", a.name, re.I) for a in node.names):
+            continue
+        path = ws.module_file(node.module, node.level, script)
+        if path and path != script and (text := ws.read_text_or_none(path)):
+            specs += argparse_specs(text)
+    return specs
+
+
 def _class_def(ws: Workspace, tree: ast.Module, name: str, file: str, hops: int = 2) -> tuple[ast.ClassDef, str] | None:
     """The definition of class ``name`` as ``file`` sees it: its own, or one it imports from the job's modules (a
     package ``__init__`` that re-exports it is followed)."""
@@ -226,7 +246,7 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
     ex.values.update(python_assignments(code, script, arithmetic=True))
     ex.values.update(cli_function_defaults(code, script))  # fire / typer: the entry function's defaults
     _config_classes(ws, ex, code, script)
-    specs = argparse_specs(code)
+    specs = argparse_specs(code) + _imported_parser_specs(ws, code, script)
     if specs:
         ex.values.update(resolve_argparse(specs, launch.args, script))
     else:  # HfArgumentParser / click / fire: no add_argument calls to read, take `--key value` as given

@@ -106,9 +106,12 @@ def argparse_specs(source: str) -> list[ArgSpec]:
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
-        if node.func.attr != "add_argument":
+        is_click = node.func.attr == "option" and ast.unparse(node.func.value) == "click"  # @click.option(...)
+        if node.func.attr != "add_argument" and not is_click:
             continue
         flags = tuple(a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+        if is_click:
+            flags = tuple(f for f in flags if f.startswith("-"))
         if not flags:
             continue
         kw = {k.arg: k.value for k in node.keywords if k.arg}
@@ -116,6 +119,10 @@ def argparse_specs(source: str) -> list[ArgSpec]:
         dest = _literal(kw.get("dest")) or long.lstrip("-").replace("-", "_")
         typ = kw.get("type")
         type_name = typ.id if isinstance(typ, ast.Name) and typ.id in ("int", "float", "str", "bool") else None
+        if is_click:
+            type_name = _click_type(typ)
+            if _literal(kw.get("is_flag")) is True:
+                kw["action"] = ast.Constant("store_true")
         specs.append(
             ArgSpec(
                 flags=flags,
@@ -128,6 +135,16 @@ def argparse_specs(source: str) -> list[ArgSpec]:
             )
         )
     return specs
+
+
+def _click_type(typ: ast.expr | None) -> str | None:
+    """click's types as argparse casts: IntRange/INT → int, FloatRange/FLOAT → float (bool: parsed later)."""
+    text = ast.unparse(typ) if typ is not None else ""
+    if re.search(r"\bclick\.(?:IntRange|INT)\b|^int$", text):
+        return "int"
+    if re.search(r"\bclick\.(?:FloatRange|FLOAT)\b|^float$", text):
+        return "float"
+    return None
 
 
 def resolve_argparse(specs: list[ArgSpec], argv: list[str], script: str) -> dict[str, Value]:

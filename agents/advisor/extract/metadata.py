@@ -121,6 +121,21 @@ def _setup(ex: Extraction) -> _Setup:
     devices = ex.get("trainer.devices", "devices")
     if num_gpus is None and devices is not None and isinstance(devices.value, int):
         num_gpus = devices.value
+    if (
+        num_gpus is None and devices is not None and isinstance(devices.value, list) and len(devices.value) > 1
+        and all(isinstance(d, str) and re.fullmatch(r"(?:cuda:)?\d{1,3}", d) for d in devices.value)
+    ):  # fmt: skip
+        num_gpus = len(devices.value)  # `--devices cuda:0 cuda:1 cuda:2`: one process per listed device
+    if num_gpus is None and launch.launcher == "python":
+        nodes = ex.get("nodes", "nnodes", "num_nodes")
+        per_node = ex.get("ngpus", "gpus_per_node", "num_gpus_per_node", "ntasks_per_node")
+        if (
+            nodes is not None and per_node is not None and nodes.source == "command"
+            and isinstance(nodes.value, int) and isinstance(per_node.value, int) and nodes.value > 0
+            and per_node.value > 0 and re.search(r"\bsubmitit\b|\bsubmit_jobs\b|\bAutoExecutor\b", ex.code + "".join(
+                t for _, t in ex.modules[:8]))
+        ):  # fmt: skip
+            num_gpus = nodes.value * per_node.value  # a submitit launcher: nodes x GPUs per node
     if num_gpus is None and launch.visible_gpus:
         num_gpus = launch.visible_gpus
     gpus_flag = ex.get("num_gpus", "gpus", "ngpus", "n_gpus", "num_gpu")
