@@ -12,8 +12,8 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 # torch first, pinned: where a local CPU build is offered (pip find-links) pip takes it; otherwise PyPI's
 # manylinux build (CUDA, ~4 GB with its nvidia-* wheels; measured 2026-11-23) installs and runs on the CPU.
-# Large wheels over a flaky link or a registry proxy that drops them mid-way: pip resumes a broken download, and
-# the install is tried again for about 9 minutes (on 2026-11-23 the proxy cut torch's 527 MB wheel at 485 MB for a while).
+# Large wheels over a flaky link: pip resumes a broken download, and the install is tried again for about
+# 9 minutes. (pip reports a full disk while downloading as "Connection interrupted": check `df` first.)
 pipi() {
   local n
   for n in 1 2 3 4 5 6 7 8; do
