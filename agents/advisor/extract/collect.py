@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -114,6 +115,22 @@ def _read_config_files(ws: Workspace, ex: Extraction, args: list[str]) -> None:
             ex.values.update(load_with_bases(ws.read_text_or_none, path))
 
 
+def _imported_names(text: str) -> Iterator[tuple[str, int]]:
+    """(module, level) of every import in ``text``: ``from a.b import c`` gives ``a.b`` and ``a.b.c``."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            yield node.module or "", node.level
+            for a in node.names:
+                yield (f"{node.module}.{a.name}" if node.module else a.name), node.level
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name, 0
+
+
 def _local_imports(ws: Workspace, code: str, script: str) -> list[str]:
     """Workspace modules the entry script imports, and the modules their packages' ``__init__`` import (two
     levels at most, 24 files)."""
@@ -122,24 +139,12 @@ def _local_imports(ws: Workspace, code: str, script: str) -> list[str]:
     for _ in range(2):
         nxt: list[tuple[str, str]] = []
         for text, importer in frontier:
-            try:
-                tree = ast.parse(text)
-            except (SyntaxError, ValueError):
-                continue
-            for node in ast.walk(tree):
-                mods: list[tuple[str, int]] = []
-                if isinstance(node, ast.ImportFrom):
-                    mods = [(node.module or "", node.level)] + [
-                        (f"{node.module}.{a.name}" if node.module else a.name, node.level) for a in node.names
-                    ]
-                elif isinstance(node, ast.Import):
-                    mods = [(a.name, 0) for a in node.names]
-                for mod, level in mods:
-                    path = ws.module_file(mod, level, importer)
-                    if path and path not in out and path != script and len(out) < 24:
-                        out.append(path)
-                        if path.endswith("__init__.py") and (t := ws.read_text_or_none(path)):
-                            nxt.append((t, path))
+            for mod, level in _imported_names(text):
+                path = ws.module_file(mod, level, importer)
+                if path and path not in out and path != script and len(out) < 24:
+                    out.append(path)
+                    if path.endswith("__init__.py") and (t := ws.read_text_or_none(path)):
+                        nxt.append((t, path))
         frontier = nxt
     return out
 
@@ -278,24 +283,12 @@ def job_modules(ws: Workspace, script: str, code: str, depth: int = 3, cap: int 
     for _ in range(depth):
         nxt: list[tuple[str, str]] = []
         for importer, text in frontier:
-            try:
-                tree = ast.parse(text)
-            except (SyntaxError, ValueError):
-                continue
-            for node in ast.walk(tree):
-                mods: list[tuple[str, int]] = []
-                if isinstance(node, ast.ImportFrom):
-                    mods = [(node.module or "", node.level)] + [
-                        (f"{node.module}.{a.name}" if node.module else a.name, node.level) for a in node.names
-                    ]
-                elif isinstance(node, ast.Import):
-                    mods = [(a.name, 0) for a in node.names]
-                for mod, level in mods:
-                    path = ws.module_file(mod, level, importer) if mod or level else None
-                    if path and path not in seen and len(out) < cap and (t := ws.read_text_or_none(path)):
-                        seen.add(path)
-                        out.append((path, t))
-                        nxt.append((path, t))
+            for mod, level in _imported_names(text):
+                path = ws.module_file(mod, level, importer) if mod or level else None
+                if path and path not in seen and len(out) < cap and (t := ws.read_text_or_none(path)):
+                    seen.add(path)
+                    out.append((path, t))
+                    nxt.append((path, t))
         frontier = nxt
     return out
 
