@@ -19,33 +19,18 @@ from dataclasses import dataclass, field
 
 from schedmate.agents.exceptions import AgentError
 
-__all__ = [
-    "WALL_FACTOR",
-    "Budget",
-    "ExtractionCutError",
-    "charge_file",
-    "charge_nodes",
-    "check_size",
-    "check_time",
-    "spending",
-]
+__all__ = ["Budget", "ExtractionCutError", "charge_file", "charge_nodes", "check_size", "check_time", "spending"]
 
 
 class ExtractionCutError(AgentError):
     """The extraction ran out of its budget; what it found so far stands."""
 
 
-# The time budget counts the extracting thread's CPU time, so a busy host does not cut an extraction short (the
-# same job gets the same metadata under load); wall time is bounded too, at WALL_FACTOR times the budget here and
-# by the sandbox's deadline outside, so an extraction blocked on slow storage still ends.
-WALL_FACTOR = 4.0
-
-
 @dataclass
 class Budget:
     """Limits of one extraction (defaults fit real repositories with a wide margin)."""
 
-    time_s: float = 5.0  # CPU seconds of the extracting thread (wall clock: WALL_FACTOR times this)
+    time_s: float = 5.0
     max_files: int = 400
     max_bytes: int = 16_000_000
     max_nodes: int = 1_000_000  # parsed/walked structure nodes (YAML entries, evaluator steps, composed keys)
@@ -54,15 +39,10 @@ class Budget:
     files: int = 0
     bytes: int = 0
     nodes: int = 0
-    cpu_started: float | None = None  # the extracting thread's CPU clock at its first check
 
     def over_time(self) -> bool:
-        """Whether the time budget is spent: CPU time of this thread, or WALL_FACTOR times it on the wall clock."""
-        if self.cpu_started is None:
-            self.cpu_started = time.thread_time()
-        if time.thread_time() - self.cpu_started > self.time_s:
-            return True
-        return time.monotonic() - self.started > WALL_FACTOR * self.time_s
+        """Whether the time budget is spent."""
+        return time.monotonic() - self.started > self.time_s
 
 
 _current: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("schedmate_extract_budget", default=None)
@@ -82,7 +62,7 @@ def check_time() -> None:
     """Raise :class:`ExtractionCutError` if the extraction in progress is out of time."""
     b = _current.get()
     if b is not None and b.over_time():
-        raise ExtractionCutError(f"time budget of {b.time_s:g} s (CPU) spent")
+        raise ExtractionCutError(f"time budget of {b.time_s:g} s spent")
 
 
 def charge_file(nbytes: int) -> None:
@@ -97,7 +77,7 @@ def charge_file(nbytes: int) -> None:
     if b.bytes > b.max_bytes:
         raise ExtractionCutError(f"more than {b.max_bytes} bytes read")
     if b.over_time():
-        raise ExtractionCutError(f"time budget of {b.time_s:g} s (CPU) spent")
+        raise ExtractionCutError(f"time budget of {b.time_s:g} s spent")
 
 
 def charge_nodes(n: int = 1) -> None:
@@ -110,7 +90,7 @@ def charge_nodes(n: int = 1) -> None:
     if b.nodes > b.max_nodes:
         raise ExtractionCutError(f"more than {b.max_nodes} nodes visited")
     if (before >> 12) != (b.nodes >> 12) and b.over_time():
-        raise ExtractionCutError(f"time budget of {b.time_s:g} s (CPU) spent")
+        raise ExtractionCutError(f"time budget of {b.time_s:g} s spent")
 
 
 def check_size(n: int, what: str = "value") -> None:

@@ -20,7 +20,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-from schedmate.agents.advisor.extract.budget import WALL_FACTOR, Budget
+from schedmate.agents.advisor.extract.budget import Budget
 from schedmate.agents.exceptions import WorkspaceError
 from schedmate.schemas.jobs_metadata import WorkloadMetadata
 
@@ -78,7 +78,7 @@ class ExtractionSandbox:
         self.processes = processes
         self.memory_bytes = memory_mb * 1024 * 1024
         self.budget = budget or Budget()
-        self.deadline_s = WALL_FACTOR * self.budget.time_s + grace_s  # the budget counts CPU time; this, the wall
+        self.deadline_s = self.budget.time_s + grace_s
         self._idle: queue.Queue[_Child] = queue.Queue()
         self._started = 0
         self._lock = threading.Lock()
