@@ -272,6 +272,15 @@ def test_a_child_over_its_deadline_or_memory_is_replaced(tmp_path: Path) -> None
         assert slow.killed == 1 and "killed" in got.cuts[0]
     finally:
         slow.close()
+    # Enough source that reading and parsing it must allocate well past 16 MB (a tiny file could be served from
+    # memory the child already holds); with room to work the same file yields its learning rate.
+    body = "".join(f"v{i} = [{i}, {i + 1}, {i + 2}, {i + 3}]\n" for i in range(25_000))
+    (tmp_path / "train.py").write_text("lr = 0.1\n" + body)
+    roomy = ExtractionSandbox(processes=1, memory_mb=2048, budget=Budget(time_s=60.0))
+    try:
+        assert roomy.extract(tmp_path, "python train.py").metadata.learning_rate == 0.1
+    finally:
+        roomy.close()
     tiny = ExtractionSandbox(processes=1, memory_mb=16)
     try:
         got = tiny.extract(tmp_path, "python train.py")
