@@ -28,6 +28,7 @@ from schedmate.agents.advisor.extract.config_sources import (
     python_assignments,
     resolve_argparse,
 )
+from schedmate.agents.advisor.extract.dict_parsers import dict_parser_specs
 from schedmate.agents.advisor.extract.hydra import compose_hydra
 from schedmate.agents.advisor.extract.launch import Launch
 from schedmate.agents.advisor.extract.usesites import Use, find_uses
@@ -251,7 +252,7 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
     ex.values.update(python_assignments(code, script, arithmetic=True))
     ex.values.update(cli_function_defaults(code, script))  # fire / typer: the entry function's defaults
     _config_classes(ws, ex, code, script)
-    specs = argparse_specs(code) + _imported_parser_specs(ws, code, script)
+    specs = argparse_specs(code) + _imported_parser_specs(ws, code, script) + dict_parser_specs(ws, code, script)
     if specs:
         ex.values.update(resolve_argparse(specs, launch.args, script))
     else:  # HfArgumentParser / click / fire: no add_argument calls to read, take `--key value` as given

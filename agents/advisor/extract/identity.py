@@ -184,6 +184,10 @@ def model_type_of(names: list[str], mc: ModelClass | None) -> str | None:
             return kind
     if mc is not None and mc.backbones and mc.backbones[0][1]:
         return mc.backbones[0][1]  # a wrapper around a well-known backbone (SSL heads, projection MLPs)
+    for n in names:  # the model is named after a well-known architecture the class receives built (`encoder=`)
+        hit = known_model(n) if n else None
+        if hit is not None and hit[1]:
+            return hit[1]
     if mc is not None and mc.layers:
         if "transformer" in mc.layers:
             return "decoder_only_transformer"

@@ -116,7 +116,12 @@ def _resolve_launch(root: Workspace, launch: Launch) -> tuple[Workspace, Launch]
 def _setup(ex: Extraction) -> _Setup:
     """How many GPUs the job uses and how it spreads over them."""
     launch = ex.launch
-    uses_all_visible = re.search(r"device_count\(\)", ex.code) is not None
+    # `device_count()` drives the job only where it is acted on: a live spawn, DataParallel, a batch split. A script
+    # whose only spawn sits in a branch its settings rule out (`if args.nodes > 1:`) runs one process.
+    spawns_dead = bool(re.search(r"\bspawn\(", ex.code)) and "spawn" not in ex.uses and bool(ex.uses)
+    uses_all_visible = re.search(r"device_count\(\)", ex.code) is not None and not (
+        spawns_dead and "dp_wrap" not in ex.uses and not ex.batch_divided_by_world
+    )
     num_gpus = launch.num_gpus
     devices = ex.get("trainer.devices", "devices")
     if num_gpus is None and devices is not None and isinstance(devices.value, int):
@@ -159,6 +164,7 @@ def _setup(ex: Extraction) -> _Setup:
     elif (
         launch.launcher == "python"
         and re.search(r"\bspawn\(", ex.code)
+        and not spawns_dead
         and "DistributedDataParallel(" in ex.code
         and ("--multiprocessing-distributed" in launch.args or not re.search(r"multiprocessing.distributed", ex.code))
     ):

@@ -694,24 +694,106 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
             mapped = _args_of(call, (expr.id,), idx if idx < len(fn.args.posonlyargs) + len(fn.args.args) else None)
             if mapped is not None:
                 out.append(("grad_accum", mapped, f"{name}() → step every N micro-batches"))
+    sub = _HelperSubstitution(fn, call, params)
+    arms = _if_arms(fn)
     for node in ast.walk(fn):
         charge_nodes()
         if not isinstance(node, ast.Call):
             continue
-        for fieldname, arg, how in _consumers(node):
-            chain: list[str] = []
-            root: ast.expr = arg
-            while isinstance(root, ast.Attribute):  # config.TRAIN.BASE_LR where config is a parameter
-                chain.append(root.attr)
-                root = root.value
-            if isinstance(root, ast.Name) and root.id in params:
-                mapped = _args_of(call, (root.id,), params.index(root.id))
-                for attr in reversed(chain):
-                    mapped = None if mapped is None else ast.Attribute(value=mapped, attr=attr, ctx=ast.Load())
-                if mapped is not None:
-                    ast.copy_location(mapped, call)
-                    out.append((fieldname, mapped, f"{name}() → {how}"))
+        consumers = list(_consumers(node))
+        if not consumers or not _arms_may_run(r, sub, arms.get(id(node), ()), call):
+            continue
+        for fieldname, arg, how in consumers:
+            mapped = sub.expr(arg, node.lineno)
+            if mapped is not None:
+                ast.copy_location(mapped, call)
+                ast.fix_missing_locations(mapped)
+                out.append((fieldname, mapped, f"{name}() → {how}"))
     return out
+
+
+class _HelperSubstitution:
+    """A helper's expression rewritten in its caller's terms: parameters become the call's arguments, locals
+    assigned once before the use become their values (``learning_rate = 0.3 * args.batch_size / 256``), literals
+    stay; anything else cannot be told (None)."""
+
+    def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, params: list[str]) -> None:
+        self.call = call
+        self.params = params
+        self.n_positional = len(fn.args.posonlyargs) + len(fn.args.args)
+        self.locals: dict[str, list[tuple[int, ast.expr]]] = {}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                self.locals.setdefault(node.targets[0].id, []).append((node.lineno, node.value))
+
+    def expr(self, node: ast.expr, line: int, depth: int = 0) -> ast.expr | None:
+        if depth > 6:
+            return None
+        if isinstance(node, ast.Constant):
+            return ast.Constant(node.value)
+        if isinstance(node, ast.Name):
+            if node.id in self.params:
+                idx = self.params.index(node.id)
+                return _args_of(self.call, (node.id,), idx if idx < self.n_positional else None)
+            earlier = [(ln, v) for ln, v in self.locals.get(node.id, []) if ln < line]
+            if len(self.locals.get(node.id, [])) == 1 and earlier:
+                return self.expr(earlier[0][1], earlier[0][0], depth + 1)
+            return None
+        if isinstance(node, ast.Attribute):  # config.TRAIN.BASE_LR where config is a parameter
+            base = self.expr(node.value, line, depth + 1)
+            return None if base is None else ast.Attribute(value=base, attr=node.attr, ctx=ast.Load())
+        if isinstance(node, ast.BinOp):
+            left, right = self.expr(node.left, line, depth + 1), self.expr(node.right, line, depth + 1)
+            return None if left is None or right is None else ast.BinOp(left=left, op=node.op, right=right)
+        if isinstance(node, ast.UnaryOp):
+            operand = self.expr(node.operand, line, depth + 1)
+            return None if operand is None else ast.UnaryOp(op=node.op, operand=operand)
+        if isinstance(node, ast.Compare) and len(node.comparators) == 1:
+            left, right = self.expr(node.left, line, depth + 1), self.expr(node.comparators[0], line, depth + 1)
+            if left is None or right is None:
+                return None
+            return ast.Compare(left=left, ops=node.ops, comparators=[right])
+        return None
+
+
+def _if_arms(fn: ast.AST) -> dict[int, tuple[tuple[ast.expr, bool], ...]]:
+    """For every node inside an ``if`` of ``fn``: the tests around it and whether it sits in the true arm."""
+    out: dict[int, tuple[tuple[ast.expr, bool], ...]] = {}
+
+    def visit(node: ast.AST, around: tuple[tuple[ast.expr, bool], ...]) -> None:
+        if isinstance(node, ast.If):
+            for stmt in node.body:
+                visit(stmt, (*around, (node.test, True)))
+            for stmt in node.orelse:
+                visit(stmt, (*around, (node.test, False)))
+            return
+        out[id(node)] = around
+        for child in ast.iter_child_nodes(node):
+            visit(child, around)
+
+    visit(fn, ())
+    return out
+
+
+def _arms_may_run(
+    r: _Resolver, sub: _HelperSubstitution, around: tuple[tuple[ast.expr, bool], ...], call: ast.Call
+) -> bool:
+    """False when a test around a consumer, told in the caller's terms, picks the other arm
+    (``if args.optimizer == "Adam":`` with ``optimizer: LARS`` in the job's config)."""
+    tree = r.module.node
+    if not isinstance(tree, ast.Module):
+        return True
+    scope = _scope_at(r, tree, call.lineno)
+    for test, arm in around:
+        mapped = sub.expr(test, test.lineno)
+        if mapped is None:
+            continue
+        ast.copy_location(mapped, call)
+        ast.fix_missing_locations(mapped)
+        truth = r._truth(mapped, scope, call.lineno, 1)
+        if truth is not None and truth != arm:
+            return False
+    return True
 
 
 def _imported_trees(ws: Workspace, r: _Resolver, file: str) -> Iterator[tuple[str, ast.Module]]:
@@ -788,6 +870,8 @@ def find_uses(
         charge_nodes()
         if not isinstance(node, ast.Call) or id(node) in dead:
             continue
+        if _callee(node) in ("spawn", "start_processes") and "spawn" not in out:
+            out["spawn"] = Use(True, file, node.lineno, "starts worker processes (not in a dead branch)")
         scope = _scope_at(r, tree, node.lineno)
         for fieldname, arg, how in [*_consumers(node), *_helper_consumers(ws, r, node, file)]:
             v = r.value(arg, scope, node.lineno)

@@ -421,7 +421,9 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
     if model.name is None and found_pretrained is None:
         model = _model_from_type_setting(ws, ex, counter, prov)
     ident.model_name = model.name
-    if found_pretrained is None and (model.name is None or model.cls is None or len(model.name) <= 6):
+    heads_only = model.cls is not None and not model.cls.backbones and model.cls.layers <= {"linear"}
+    if found_pretrained is None and (model.name is None or model.cls is None or len(model.name) <= 6 or heads_only):
+        # a class of linear heads only trains a network it is handed: the known one the flags name is that network
         named = _known_from_flags(ex)
         if named is not None:  # `--cfg yolov5s.yaml`, `--model deit_small_patch16_224`: a known architecture
             found_pretrained = ("flag", named)

@@ -1,0 +1,240 @@
+"""Command-line parsers built from a dictionary of defaults.
+
+Many training scripts do not write one ``add_argument`` per setting; they loop over a dictionary and
+add a flag per key::
+
+    config = yaml_config_hook("./config/config.yaml")
+    for k, v in config.items():
+        parser.add_argument(f"--{k}", default=v, type=type(v))
+
+or hand the dictionary to a helper of their own modules that does (``add_dict_to_argparser(parser,
+defaults)`` over ``defaults = dict(lr=1e-4, ...)`` merged with ``defaults.update(model_defaults())``).
+This module finds such loops — in the entry script or in a helper it calls — and resolves the
+dictionary where it is built: a literal, ``dict(...)``, a function of the job's modules that returns
+one, a YAML/JSON/TOML file whose path is written in the call, merged by ``.update`` in order. Each
+key becomes an :class:`ArgSpec` with the value as its default, so the command line overrides it the
+way the script's parser would. Nothing is executed.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Final
+
+from schedmate.agents.advisor.extract.config_sources import ArgSpec, load_structured
+from schedmate.agents.advisor.extract.workspace import Workspace
+
+__all__ = ["dict_parser_specs"]
+
+_FILE_SUFFIXES: Final = (".yaml", ".yml", ".json", ".toml")
+_MAX_DEPTH: Final = 4
+_TYPES: Final = {int: "int", float: "float", str: "str"}
+
+
+def _parse(text: str | None) -> ast.Module | None:
+    if not text:
+        return None
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
+def _scope_statements(scope: ast.AST) -> list[ast.stmt]:
+    """The statements of a module or function body in order, descending into if/for/with/try but not into nested
+    definitions (their names are their own)."""
+    out: list[ast.stmt] = []
+    todo: list[ast.stmt] = list(getattr(scope, "body", []))
+    while todo:
+        stmt = todo.pop(0)
+        out.append(stmt)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        inner: list[ast.stmt] = []
+        for field in ("body", "orelse", "finalbody"):
+            inner += getattr(stmt, field, []) or []
+        for handler in getattr(stmt, "handlers", []) or []:
+            inner += handler.body
+        todo[:0] = inner
+    return out
+
+
+def _flag_loop_param(loop: ast.For) -> tuple[str, str] | None:
+    """``for k, v in D.items(): ...add_argument(f"--{k}", default=v...)``: (D's name, the default's name)."""
+    if not (isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2):
+        return None
+    key, val = loop.target.elts
+    it = loop.iter
+    if not (
+        isinstance(key, ast.Name) and isinstance(val, ast.Name) and isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Attribute) and it.func.attr == "items" and isinstance(it.func.value, ast.Name)
+    ):  # fmt: skip
+        return None
+    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr != "add_argument" or not node.args or not isinstance(node.args[0], ast.JoinedStr):
+            continue
+        names = {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
+        if key.id in names:
+            return it.func.value.id, val.id
+    return None
+
+
+class _Resolver:
+    """Dictionaries built from literals, ``dict(...)``, ``.update``, functions of the job's modules and config files."""
+
+    def __init__(self, ws: Workspace, script: str, tree: ast.Module) -> None:
+        self.ws = ws
+        self.script = script
+        self.trees: dict[str, ast.Module] = {script: tree}
+
+    def functions(self, file: str) -> dict[str, ast.FunctionDef]:
+        tree = self.trees.get(file)
+        if tree is None:
+            return {}
+        return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+    def imported_function(self, name: str, file: str) -> tuple[ast.FunctionDef, str] | None:
+        """A function ``name`` defined in ``file`` or imported into it from the job's own modules (``from x import
+        name``)."""
+        own = self.functions(file).get(name)
+        if own is not None:
+            return own, file
+        tree = self.trees.get(file)
+        if tree is None:
+            return None
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.module is not None:
+                for alias in node.names:
+                    if (alias.asname or alias.name) != name:
+                        continue
+                    path = self.ws.module_file(node.module, node.level, file)
+                    if path is None:
+                        continue
+                    if path not in self.trees and (t := _parse(self.ws.read_text_or_none(path))) is not None:
+                        self.trees[path] = t
+                    fn = self.functions(path).get(alias.name)
+                    if fn is not None:
+                        return fn, path
+        return None
+
+    def dict_of(self, node: ast.expr | None, scope: ast.AST, file: str, depth: int = 0) -> dict[str, Any] | None:
+        if node is None or depth > _MAX_DEPTH:
+            return None
+        if isinstance(node, ast.Dict):
+            out: dict[str, Any] = {}
+            for k, v in zip(node.keys, node.values, strict=True):
+                if k is None:  # {**other}
+                    out.update(self.dict_of(v, scope, file, depth + 1) or {})
+                elif isinstance(k, ast.Constant) and isinstance(k.value, str):
+                    out[k.value] = _literal(v)
+            return out
+        if isinstance(node, ast.Name):
+            return self.named(node.id, scope, file, depth)
+        if isinstance(node, ast.Call):
+            return self.called(node, scope, file, depth)
+        return None
+
+    def called(self, node: ast.Call, scope: ast.AST, file: str, depth: int) -> dict[str, Any] | None:
+        name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+        if name == "dict":
+            out: dict[str, Any] = {}
+            for a in node.args:
+                out.update(self.dict_of(a, scope, file, depth + 1) or {})
+            for kw in node.keywords:
+                if kw.arg is None:
+                    out.update(self.dict_of(kw.value, scope, file, depth + 1) or {})
+                else:
+                    out[kw.arg] = _literal(kw.value)
+            return out
+        for a in node.args:  # a loader given the file: yaml_config_hook("./config/config.yaml")
+            if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.endswith(_FILE_SUFFIXES):
+                text = self.ws.read_text_or_none(a.value.removeprefix("./"))
+                if text is not None:
+                    flat = load_structured(text, a.value)
+                    return {k: v.value for k, v in flat.items() if "." not in k}
+        if isinstance(node.func, ast.Name) and (found := self.imported_function(node.func.id, file)) is not None:
+            fn, fn_file = found
+            for stmt in _scope_statements(fn):
+                if isinstance(stmt, ast.Return):
+                    return self.dict_of(stmt.value, fn, fn_file, depth + 1)
+        return None
+
+    def named(self, name: str, scope: ast.AST, file: str, depth: int) -> dict[str, Any] | None:
+        out: dict[str, Any] | None = None
+        for stmt in _scope_statements(scope):
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+                out = self.dict_of(stmt.value, scope, file, depth + 1)
+            elif out is not None and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                call = stmt.value
+                if (
+                    isinstance(call.func, ast.Attribute) and call.func.attr == "update"
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id == name and call.args
+                ):  # fmt: skip
+                    out.update(self.dict_of(call.args[0], scope, file, depth + 1) or {})
+            elif (
+                out is not None and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Subscript) and isinstance(stmt.targets[0].value, ast.Name)
+                and stmt.targets[0].value.id == name and isinstance(stmt.targets[0].slice, ast.Constant)
+            ):  # fmt: skip
+                out[str(stmt.targets[0].slice.value)] = _literal(stmt.value)
+        return out
+
+
+def _literal(node: ast.expr) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            v = _literal(node.operand)
+            return -v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+        return None
+
+
+def _specs(values: dict[str, Any], line: int) -> list[ArgSpec]:
+    return [
+        ArgSpec(flags=(f"--{k}",), dest=k, default=v, type=_TYPES.get(type(v)), action=None, line=line)
+        for k, v in values.items()
+        if k.isidentifier()
+    ]
+
+
+def _enclosing(tree: ast.Module, target: ast.AST) -> ast.AST:
+    """The function (or the module) whose body holds ``target``."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(n is target for n in ast.walk(node)):
+            inner = _enclosing(ast.Module(body=node.body, type_ignores=[]), target)
+            return node if isinstance(inner, ast.Module) else inner
+    return tree
+
+
+def dict_parser_specs(ws: Workspace, code: str, script: str) -> list[ArgSpec]:
+    """Flags the entry script's parser gets from dictionaries (see the module docstring)."""
+    tree = _parse(code)
+    if tree is None:
+        return []
+    res = _Resolver(ws, script, tree)
+    specs: list[ArgSpec] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For) and (found := _flag_loop_param(node)) is not None:
+            scope = _enclosing(tree, node)
+            specs += _specs(res.named(found[0], scope, script, 0) or {}, node.lineno)
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        helper = res.imported_function(node.func.id, script)
+        if helper is None or helper[0] is _enclosing(tree, node):
+            continue
+        fn, _ = helper
+        params = [a.arg for a in fn.args.args]
+        for loop in ast.walk(fn):
+            if not (isinstance(loop, ast.For) and (found := _flag_loop_param(loop)) is not None):
+                continue
+            if found[0] not in params:
+                continue
+            i = params.index(found[0])
+            arg = next((k.value for k in node.keywords if k.arg == found[0]), None)
+            if arg is None and i < len(node.args):
+                arg = node.args[i]
+            specs += _specs(res.dict_of(arg, _enclosing(tree, node), script) or {}, node.lineno)
+    return specs
