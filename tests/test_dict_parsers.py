@@ -162,3 +162,85 @@ def test_a_helper_that_adds_a_flag_per_key_of_a_merged_dict(tmp_path: Path) -> N
     md = extract_metadata(tmp_path, "python scripts/train.py --lr 3e-4 --batch_size 128 --image_size 32")
     assert (md.learning_rate, md.batch_size_per_device) == (3e-4, 128)
     assert extract_metadata(tmp_path, "python scripts/train.py").batch_size_per_device == 1
+
+
+HPARAMS_FACTORY = """
+import tensorflow as tf
+
+def create_hparams(hparams_string=None, verbose=False):
+    hparams = tf.contrib.training.HParams(
+        epochs=500,
+        fp16_run=False,
+        distributed_run=False,
+        learning_rate=1e-3,
+        batch_size=64,
+        training_files='filelists/ljs_audio_text_train_filelist.txt',
+    )
+    if hparams_string:
+        hparams.parse(hparams_string)
+    return hparams
+"""
+HPARAMS_TRAIN = """
+import argparse
+import torch
+from hparams import create_hparams
+
+def init_distributed(hparams, n_gpus, rank):
+    torch.cuda.set_device(rank % torch.cuda.device_count())
+
+def train(n_gpus, rank, hparams):
+    if hparams.distributed_run:
+        init_distributed(hparams, n_gpus, rank)
+    model = torch.nn.LSTM(80, 1024)
+    optimizer = torch.optim.Adam(model.parameters(), lr=hparams.learning_rate)
+    if hparams.fp16_run:
+        from apex import amp
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+    loader = torch.utils.data.DataLoader(None, batch_size=hparams.batch_size, shuffle=True)
+    for epoch in range(0, hparams.epochs):
+        pass
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--hparams', type=str, required=False, help='comma separated name=value pairs')
+    parser.add_argument('--n_gpus', type=int, default=1)
+    parser.add_argument('--rank', type=int, default=0)
+    args = parser.parse_args()
+    hparams = create_hparams(args.hparams)
+    train(args.n_gpus, args.rank, hparams)
+"""
+MULTIPROC = """
+import sys, subprocess, torch
+argslist = list(sys.argv)[1:]
+num_gpus = torch.cuda.device_count()
+argslist.append('--n_gpus={}'.format(num_gpus))
+for i in range(num_gpus):
+    argslist.append('--rank={}'.format(i))
+    p = subprocess.Popen([str(sys.executable)] + argslist)
+    argslist = argslist[:-1]
+"""
+
+
+def _hparams_workspace(tmp_path: Path) -> None:
+    write(tmp_path, {"hparams.py": HPARAMS_FACTORY, "train.py": HPARAMS_TRAIN, "multiproc.py": MULTIPROC})
+
+
+def test_a_config_factory_s_keywords_are_the_settings_and_its_parse_string_overrides_them(tmp_path: Path) -> None:
+    """`create_hparams(args.hparams)` returns `HParams(epochs=500, batch_size=64, ...)`: those are the defaults;
+    `--hparams=fp16_run=True,batch_size=32` is parsed into them (so apex AMP runs)."""
+    _hparams_workspace(tmp_path)
+    md = extract_metadata(tmp_path, "python train.py")
+    assert (md.batch_size_per_device, md.epochs, md.learning_rate) == (64, 500, 1e-3)
+    assert (md.precision, md.num_gpus, md.distributed) == ("fp32", 1, "single_gpu")
+    md = extract_metadata(tmp_path, "python train.py --hparams=fp16_run=True,batch_size=32")
+    assert (md.batch_size_per_device, md.precision) == (32, "fp16")
+    assert "apex" in md.framework
+
+
+def test_a_module_that_relaunches_its_arguments_per_gpu_runs_the_script_on_every_gpu(tmp_path: Path) -> None:
+    """`python -m multiproc train.py ...` starts one `train.py` per visible GPU: the settings are train.py's, the
+    job is data-parallel on an unstated number of GPUs, so the global batch is not known either."""
+    _hparams_workspace(tmp_path)
+    md = extract_metadata(tmp_path, "python -m multiproc train.py --hparams=distributed_run=True")
+    assert (md.batch_size_per_device, md.epochs) == (64, 500)
+    assert (md.distributed, md.num_gpus, md.global_batch_size) == ("ddp", None, None)

@@ -238,3 +238,90 @@ def dict_parser_specs(ws: Workspace, code: str, script: str) -> list[ArgSpec]:
                 arg = node.args[i]
             specs += _specs(res.dict_of(arg, _enclosing(tree, node), script) or {}, node.lineno)
     return specs
+
+
+_MIN_FACTORY_KEYWORDS: Final = 4
+
+
+def _factory_call(fn: ast.FunctionDef) -> tuple[ast.Call, str | None] | None:
+    """The call a config factory returns (``return HParams(epochs=500, ...)`` or ``h = HParams(...); ...; return h``)
+    when it sets enough literal keywords, and the name it is bound to."""
+    bound: dict[str, ast.Call] = {}
+    for stmt in _scope_statements(fn):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            if isinstance(stmt.value, ast.Call):
+                bound[stmt.targets[0].id] = stmt.value
+        elif isinstance(stmt, ast.Return) and stmt.value is not None:
+            if isinstance(stmt.value, ast.Call):
+                call, name = stmt.value, None
+            elif isinstance(stmt.value, ast.Name) and stmt.value.id in bound:
+                call, name = bound[stmt.value.id], stmt.value.id
+            else:
+                return None
+            literal = sum(1 for k in call.keywords if k.arg and _literal(k.value) is not None)
+            return (call, name) if literal >= _MIN_FACTORY_KEYWORDS else None
+    return None
+
+
+def _pairs(text: str) -> dict[str, Any]:
+    """``"a=1,b=True,c=[1,2]"`` (TensorFlow ``HParams.parse``) as values."""
+    from schedmate.agents.advisor.extract.config_sources import parse_literal  # noqa: PLC0415
+
+    out: dict[str, Any] = {}
+    depth, start, parts = 0, 0, []
+    for i, ch in enumerate(text):
+        depth += ch in "[({"
+        depth -= ch in "])}"
+        if ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    for part in parts:
+        key, eq, value = part.partition("=")
+        if eq and key.strip().isidentifier():
+            out[key.strip()] = parse_literal(value)
+    return out
+
+
+def factory_settings(
+    ws: Workspace, code: str, script: str, settings: dict[str, Any]
+) -> tuple[dict[str, tuple[Any, str, int]], dict[str, Any]]:
+    """Settings of a config factory the entry calls from the job's modules (``hparams = create_hparams(args.hparams)``
+    whose body returns ``HParams(epochs=500, batch_size=64, ...)``): its keyword defaults (value, file, line), and
+    the overrides it parses from one of its parameters (``hparams.parse(hparams_string)``) when the caller passes a
+    setting the command line gave (``settings``: name → value)."""
+    tree = _parse(code)
+    if tree is None:
+        return {}, {}
+    res = _Resolver(ws, script, tree)
+    defaults: dict[str, tuple[Any, str, int]] = {}
+    overrides: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        found = res.imported_function(node.func.id, script)
+        if found is None or (found[1] == script and found[0] is _enclosing(tree, node)):
+            continue
+        fn, file = found
+        made = _factory_call(fn)
+        if made is None:
+            continue
+        call, bound = made
+        for kw in call.keywords:
+            if kw.arg and (v := _literal(kw.value)) is not None:
+                defaults[kw.arg] = (v, file, kw.value.lineno)
+        params = [a.arg for a in fn.args.args]
+        for sub in ast.walk(fn):
+            if not (
+                bound and isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "parse"
+                and isinstance(sub.func.value, ast.Name) and sub.func.value.id == bound and sub.args
+                and isinstance(sub.args[0], ast.Name) and sub.args[0].id in params
+            ):  # fmt: skip
+                continue
+            i = params.index(sub.args[0].id)
+            arg = node.args[i] if i < len(node.args) else None
+            name = arg.attr if isinstance(arg, ast.Attribute) else arg.id if isinstance(arg, ast.Name) else None
+            given = settings.get(name) if name else None
+            if isinstance(given, str):
+                overrides.update(_pairs(given))
+    return defaults, overrides

@@ -33,8 +33,30 @@ def follow_entry(ws: Workspace, launch: Launch) -> Launch:
     if launch.script is None and launch.module is None and launch.launcher not in _KNOWN_LAUNCHERS:
         _console_script(ws, launch)
     if launch.script and launch.script.endswith(".py"):
+        _relauncher(ws, launch)
+    if launch.script and launch.script.endswith(".py"):
         _thin_wrapper(ws, launch)
     return launch
+
+
+_STARTS_PYTHON: Final = re.compile(r"\b(?:Popen|subprocess\.run|subprocess\.call|check_call)\(")
+
+
+def _relauncher(ws: Workspace, launch: Launch) -> None:
+    """``python -m multiproc train.py --flags``: a module of the job's own that starts one Python per GPU on the
+    script and flags it is given (its ``sys.argv`` handed to ``sys.executable``). The work is that script's; the
+    processes are the loop's count (``range(torch.cuda.device_count())``: every visible GPU)."""
+    text = ws.read_text_or_none(launch.script or "")
+    if (
+        not text or not launch.args or not launch.args[0].endswith(".py") or not ws.exists(launch.args[0])
+        or not _STARTS_PYTHON.search(text) or "sys.executable" not in text or "sys.argv" not in text
+    ):  # fmt: skip
+        return
+    count = re.search(r"for\s+\w+\s+in\s+range\(\s*(\w+)\s*\)", text)
+    launch.launcher, launch.script, launch.args = "relaunch", launch.args[0], launch.args[1:]
+    launch.module = None
+    if count and count.group(1).isdigit():
+        launch.nproc_per_node = int(count.group(1))
 
 
 def _console_scripts(ws: Workspace) -> dict[str, str]:

@@ -119,9 +119,8 @@ def _setup(ex: Extraction) -> _Setup:
     # `device_count()` drives the job only where it is acted on: a live spawn, DataParallel, a batch split. A script
     # whose only spawn sits in a branch its settings rule out (`if args.nodes > 1:`) runs one process.
     spawns_dead = bool(re.search(r"\bspawn\(", ex.code)) and "spawn" not in ex.uses and bool(ex.uses)
-    uses_all_visible = re.search(r"device_count\(\)", ex.code) is not None and not (
-        spawns_dead and "dp_wrap" not in ex.uses and not ex.batch_divided_by_world
-    )
+    counts = re.search(r"device_count\(\)", ex.code) is not None and ("device_count" in ex.uses or not ex.uses)
+    uses_all_visible = counts and not (spawns_dead and "dp_wrap" not in ex.uses and not ex.batch_divided_by_world)
     num_gpus = launch.num_gpus
     devices = ex.get("trainer.devices", "devices")
     if num_gpus is None and devices is not None and isinstance(devices.value, int):
@@ -159,8 +158,10 @@ def _setup(ex: Extraction) -> _Setup:
         distributed = f"deepspeed_zero{n}" if isinstance(n, int) and 0 <= n <= 3 else "deepspeed"
     elif (fsdp is not None and fsdp.value) or "fsdp_wrap" in ex.uses:
         distributed = "fsdp"  # `--fsdp full_shard`, or the model is wrapped in FSDP where the code runs
-    elif (num_gpus or 1) > 1 or (strategy is not None and "ddp" in str(strategy.value)):
-        distributed = "ddp"
+    elif (
+        (num_gpus or 1) > 1 or (strategy is not None and "ddp" in str(strategy.value)) or launch.launcher == "relaunch"
+    ):
+        distributed = "ddp"  # (a relauncher module starts one process per GPU on the script)
     elif (
         launch.launcher == "python"
         and re.search(r"\bspawn\(", ex.code)
@@ -181,7 +182,9 @@ _GLOBAL_BATCH_KEYS = (
 )  # fmt: skip
 
 
-def _batch_sizes(ex: Extraction, bs: Any, num_gpus: int | None) -> tuple[int | None, int | None]:
+def _batch_sizes(
+    ex: Extraction, bs: Any, num_gpus: int | None, distributed: str = "single_gpu"
+) -> tuple[int | None, int | None]:
     """(micro-batch per device, global batch = micro-batch * accumulation * data-parallel ranks).
 
     A config that states the global batch (litgpt ``global_batch_size``, yacs ``IMS_PER_BATCH``) is taken at its
@@ -202,7 +205,11 @@ def _batch_sizes(ex: Extraction, bs: Any, num_gpus: int | None) -> tuple[int | N
                        "gradient_accumulate_every", "accumulation_steps", "grad_accum", "accum_steps", "update_freq",
                        "accum_freq", "accumulate")  # fmt: skip
     acc = int(accum.value) if accum is not None and isinstance(accum.value, (int, float)) else 1
-    return bs, (bs * acc if ex.per_rank_accum_divided else bs * acc * (num_gpus or 1))
+    if ex.per_rank_accum_divided:
+        return bs, bs * acc
+    if num_gpus is None and distributed not in ("single_gpu", "dp") and not ex.batch_split_in_code:
+        return bs, None  # one process per visible GPU, how many the command does not say: the total is unknown
+    return bs, bs * acc * (num_gpus or 1)
 
 
 def _precision(ex: Extraction) -> str:
@@ -348,7 +355,7 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
         setup = _setup(ex)
     per_device, global_bs = None, None
     with st.step("batch"):
-        per_device, global_bs = _batch_sizes(ex, bs, setup.num_gpus)
+        per_device, global_bs = _batch_sizes(ex, bs, setup.num_gpus, setup.distributed)
     frameworks: list[str] = []
     with st.step("frameworks"):
         frameworks = _frameworks(ex, setup.zero_stage)

@@ -665,6 +665,28 @@ def _dead_code(r: _Resolver, tree: ast.Module) -> set[int]:
     return dead
 
 
+def _unreached_functions(tree: ast.Module, dead: set[int]) -> set[int]:
+    """The bodies of module-level functions every call of which sits in dead code (``init_distributed(...)`` only
+    under ``if hparams.distributed_run:`` with distributed_run False), followed through two levels of calls."""
+    fns = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    out: set[int] = set()
+    for _ in range(2):
+        calls: dict[str, list[ast.Call]] = {}
+        referenced: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in fns:
+                calls.setdefault(node.func.id, []).append(node)
+            elif isinstance(node, ast.Name) and node.id in fns and isinstance(node.ctx, ast.Load):
+                referenced.add(node.id)
+        for name, sites in calls.items():
+            passed = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name) > len(sites)
+            if passed or name not in referenced:
+                continue  # handed to something (a callback, mp.spawn) or never called by name: cannot tell
+            if all(id(c) in dead or id(c) in out for c in sites):
+                out.update(id(n) for n in ast.walk(fns[name]))
+    return out
+
+
 def _loader_rank(call: ast.Call) -> int:
     """How surely a data loader call is the training loader: shuffled or built on "train" data (2), built on
     validation/test data (0), else 1. (The code's own words for its datasets, not a name convention.)"""
@@ -866,12 +888,15 @@ def find_uses(
     out: dict[str, Use] = {}
     ranks: dict[str, int] = {}
     dead = _dead_code(r, tree)
+    dead |= _unreached_functions(tree, dead)
     for node in ast.walk(tree):
         charge_nodes()
         if not isinstance(node, ast.Call) or id(node) in dead:
             continue
         if _callee(node) in ("spawn", "start_processes") and "spawn" not in out:
             out["spawn"] = Use(True, file, node.lineno, "starts worker processes (not in a dead branch)")
+        if _callee(node) == "device_count" and "device_count" not in out:
+            out["device_count"] = Use(True, file, node.lineno, "reads the visible GPU count where it runs")
         scope = _scope_at(r, tree, node.lineno)
         for fieldname, arg, how in [*_consumers(node), *_helper_consumers(ws, r, node, file)]:
             v = r.value(arg, scope, node.lineno)
