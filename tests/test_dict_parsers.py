@@ -244,3 +244,63 @@ def test_a_module_that_relaunches_its_arguments_per_gpu_runs_the_script_on_every
     md = extract_metadata(tmp_path, "python -m multiproc train.py --hparams=distributed_run=True")
     assert (md.batch_size_per_device, md.epochs) == (64, 500)
     assert (md.distributed, md.num_gpus, md.global_batch_size) == ("ddp", None, None)
+
+
+SPLIT_MAIN = """
+import argparse
+import torch
+import torch.multiprocessing as mp
+
+parser = argparse.ArgumentParser()
+parser.add_argument('-b', '--batch-size', default=512, type=int, help='total over all GPUs')
+parser.add_argument('--multiprocessing-distributed', action='store_true')
+
+def main_worker(gpu, ngpus_per_node, args):
+    model = torch.nn.Linear(4, 4)
+    args.batch_size = int(args.batch_size / ngpus_per_node)
+    model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[gpu])
+    loader = torch.utils.data.DataLoader(None, batch_size=args.batch_size, shuffle=True)
+
+def main():
+    args = parser.parse_args()
+    ngpus_per_node = torch.cuda.device_count()
+    mp.spawn(main_worker, nprocs=ngpus_per_node, args=(ngpus_per_node, args))
+
+if __name__ == '__main__':
+    main()
+"""
+
+
+def test_a_batch_split_over_uncounted_gpus_is_the_global_batch(tmp_path: Path) -> None:
+    """`args.batch_size = int(args.batch_size / ngpus_per_node)` before the loader, on every visible GPU: the
+    setting (512, or the command's 256) is the global batch; the per-GPU share is unknown."""
+    write(tmp_path, {"main.py": SPLIT_MAIN})
+    md = extract_metadata(tmp_path, "python main.py --multiprocessing-distributed")
+    assert (md.batch_size_per_device, md.global_batch_size, md.num_gpus) == (None, 512, None)
+    assert extract_metadata(tmp_path, "python main.py -b 256 --multiprocessing-distributed").global_batch_size == 256
+
+
+LIGHTNING_MAIN = """
+import argparse
+import torch
+from pytorch_lightning import Trainer
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--base", nargs="*", default=[])
+    parser.add_argument("--batch_size", type=int, default=5)
+    parser = Trainer.add_argparse_args(parser)
+    opt, unknown = parser.parse_known_args()
+    trainer = Trainer.from_argparse_args(opt)
+    loader = torch.utils.data.DataLoader(None, batch_size=opt.batch_size, shuffle=True)
+    trainer.fit(None, loader)
+"""
+
+
+def test_lightning_device_ids_on_the_command_line_count_gpus(tmp_path: Path) -> None:
+    """`--gpus 0,1` (a flag the script's own parser does not declare, Lightning's does) is two GPUs, so the job is
+    data-parallel with a global batch of 2 x 5; `--gpus 0,` is one GPU."""
+    write(tmp_path, {"main.py": LIGHTNING_MAIN})
+    md = extract_metadata(tmp_path, "python main.py --base cfg.yaml --gpus 0,1")
+    assert (md.num_gpus, md.distributed, md.global_batch_size) == (2, "ddp", 10)
+    assert extract_metadata(tmp_path, "python main.py --gpus 0,").num_gpus == 1

@@ -258,6 +258,8 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
     specs = argparse_specs(code) + _imported_parser_specs(ws, code, script) + dict_parser_specs(ws, code, script)
     if specs:
         ex.values.update(resolve_argparse(specs, launch.args, script))
+        for key, value in flag_values(launch.args).items():  # flags another parser takes (Trainer.add_argparse_args)
+            ex.values.setdefault(key, value)
     else:  # HfArgumentParser / click / fire: no add_argument calls to read, take `--key value` as given
         ex.values.update(flag_values(launch.args))
     if factory_defaults:  # `--hparams=fp16_run=True,...` the factory parses

@@ -148,6 +148,12 @@ def _setup(ex: Extraction) -> _Setup:
         and isinstance(gpus_flag.value, int) and not isinstance(gpus_flag.value, bool) and gpus_flag.value > 0
     ):  # fmt: skip
         num_gpus = gpus_flag.value  # the script starts its own workers (`--num-gpus 8`)
+    if num_gpus is None and launch.launcher == "python" and gpus_flag is not None and gpus_flag.source == "command":
+        ids = gpus_flag.value
+        if isinstance(ids, str) and re.fullmatch(r"\s*\d{1,3}(?:\s*,\s*\d{1,3})*\s*,?\s*", ids):
+            ids = [int(x) for x in ids.split(",") if x.strip()]
+        if isinstance(ids, list | tuple) and ids and all(isinstance(x, int) and not isinstance(x, bool) for x in ids):
+            num_gpus = len(set(ids))  # Lightning-style device ids (`--gpus 0,1`, `--gpus 0,`): one process per id
     if num_gpus is None and launch.launcher in _TRAINING_LAUNCHERS and not uses_all_visible:
         num_gpus = 1
     stage = ex.get("deepspeed.zero_optimization.stage", "zero_optimization.stage")
@@ -190,6 +196,8 @@ def _batch_sizes(
     A config that states the global batch (litgpt ``global_batch_size``, yacs ``IMS_PER_BATCH``) is taken at its
     word; the per-device batch is then what it leaves per rank when no micro-batch is set."""
     glob = ex.get(*_GLOBAL_BATCH_KEYS)
+    if glob is None and bs is None and (split := ex.uses.get("global_batch")) is not None:
+        return None, split.value  # `args.batch_size = int(args.batch_size / ngpus)` over GPUs the command leaves open
     if glob is not None and isinstance(glob.value, int) and not isinstance(glob.value, bool) and glob.value > 0:
         if isinstance(bs, int) and not isinstance(bs, bool):
             return bs, glob.value

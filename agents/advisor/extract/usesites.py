@@ -121,6 +121,7 @@ class _Resolver:
         self.entry_points: set[str] = set()
         self.namespaces: set[str] = {"args", "opt", "opts", "hparams", "FLAGS", "flags", "hps"}
         self.unknown_overrides: set[str] = set()  # "args.batch_size" reassigned by code we cannot evaluate
+        self.split_overrides: dict[str, Any] = {}  # "args.batch_size" = whole / (processes we cannot count): whole
         self.visible_gpus = visible_gpus
         self.config_classes: dict[str, str] = {}  # local name → config class (its defaults: "Class.field" settings)
         self._tests: dict[int, ast.expr] = {}  # id(If) → its test
@@ -385,6 +386,9 @@ class _Resolver:
                     v = self.value(rhs, s, ln, depth)
                     if v is _UNKNOWN:
                         self.unknown_overrides.add(key)
+                        whole = self._split_per_process(rhs, s, ln, depth)
+                        if whole is not None:
+                            self.split_overrides[key] = whole
                     return v
                 s = s.parent
         base = self.value(node.value, scope, line, depth)
@@ -401,6 +405,19 @@ class _Resolver:
             return base.get(node.attr, _UNKNOWN)
         path = _access_path(node)
         return self._setting(path) if path else _UNKNOWN
+
+    def _split_per_process(self, rhs: ast.expr, scope: _Scope, line: int, depth: int) -> Any:
+        """``int(args.batch_size / ngpus_per_node)``: a whole divided by a process count that cannot be told (the
+        whole, or None). The divisor must be a count of processes or devices, by what computes it or is named."""
+        while isinstance(rhs, ast.Call) and _callee(rhs) in ("int", "ceil", "floor", "round") and len(rhs.args) == 1:
+            rhs = rhs.args[0]
+        if not (isinstance(rhs, ast.BinOp) and isinstance(rhs.op, ast.Div | ast.FloorDiv)):
+            return None
+        divisor = ast.unparse(rhs.right)
+        if not re.search(r"world_size|gpus|device_count|num_replicas|nprocs|num_processes|ngpu", divisor, re.I):
+            return None
+        whole = self.value(rhs.left, scope, line, depth)
+        return whole if isinstance(whole, int) and not isinstance(whole, bool) and whole > 0 else None
 
     def _setting(self, path: str) -> Any:
         """A merged setting by an access path: ``cfg.SOLVER.BASE_LR`` → ``SOLVER.BASE_LR`` (or a suffix)."""
@@ -904,6 +921,13 @@ def find_uses(
                 _dotted(n) in r.unknown_overrides for n in ast.walk(arg) if isinstance(n, ast.Attribute)
             ):
                 v = None  # the code reassigns it in a way we cannot follow: unknown, not the stale default
+                whole = next(
+                    (r.split_overrides[_dotted(n)] for n in ast.walk(arg)
+                     if isinstance(n, ast.Attribute) and _dotted(n) in r.split_overrides),
+                    None,
+                )  # fmt: skip
+                if fieldname == "batch" and whole is not None and "global_batch" not in out:
+                    out["global_batch"] = Use(whole, file, node.lineno, "the loader gets this batch split over ranks")
             elif fieldname == "registry_kwargs" and isinstance(v, dict):
                 v = {k: x for k, x in v.items() if isinstance(x, int | float | str | bool)}  # what can be told
             elif v is _UNKNOWN or v is None or isinstance(v, dict | _Namespace):
