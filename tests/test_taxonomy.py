@@ -185,3 +185,65 @@ def test_a_kernel_range_check_on_the_jobs_data_is_the_job() -> None:
     ]
     d = diagnose_lines(lines)
     assert (d.first_error_line, d.category) == (2, "user_script")
+
+
+def test_an_nccl_error_whose_class_is_on_the_next_lines_is_the_network() -> None:
+    """`DistBackendError: NCCL error ..., internal error` continues with `ncclInternalError:` and the transport's
+    `Last error: Net : Connection closed by remote peer`: the message's continuation decides (infrastructure)."""
+    lines = [
+        *(f"step {i} loss 0.5" for i in range(1, 6)),
+        "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1275, internal error, NCCL version 2.14.3",
+        "ncclInternalError: Internal check failed.",
+        "Last error:",
+        "Net : Connection closed by remote peer node7<43236>",
+    ]
+    d = diagnose_lines(lines)
+    assert (d.first_error_line, d.category, d.infra_component) == (6, "infrastructure", "network")
+
+
+def test_a_gpu_without_a_device_handle_is_lost_whatever_the_pci_id_spacing() -> None:
+    """nvidia-smi's `Unable to determine the device handle for GPU0000:03:00.0: Unknown Error` (no space before the
+    bus id) is a lost GPU."""
+    lines = ["user@n3 ~ % nvidia-smi", "Unable to determine the device handle for GPU0000:03:00.0: Unknown Error"]
+    d = diagnose_lines(lines)
+    assert (d.first_error_line, d.category, d.infra_component) == (2, "infrastructure", "gpu")
+
+
+def test_a_name_one_library_imports_from_another_is_version_skew_but_the_jobs_own_import_is_the_job() -> None:
+    """Raised inside transformers importing from torch (an IPython traceback): the libraries disagree
+    (framework); the same ImportError raised by the job's own import line is the job's environment."""
+    skew = [
+        "ImportError                               Traceback (most recent call last)",
+        "<ipython-input-2-279c49635b32> in <module>",
+        "----> 1 import transformers",
+        "",
+        "/env/lib/python3.7/site-packages/transformers/trainer_pt_utils.py in <module>",
+        "---> 40     from torch.optim.lr_scheduler import SAVE_STATE_WARNING",
+        "",
+        "ImportError: cannot import name 'SAVE_STATE_WARNING' from 'torch.optim.lr_scheduler' (/env/lib/python3.7/"
+        "site-packages/torch/optim/lr_scheduler.py)",
+    ]
+    assert diagnose_lines(skew).category == "framework"
+    own = [
+        "Traceback (most recent call last):",
+        '  File "/srv/job/train.py", line 3, in <module>',
+        "    from transformers import TrainingArguments",
+        "ImportError: cannot import name 'TrainingArguments' from 'transformers' (/env/site-packages/transformers/"
+        "__init__.py)",
+    ]
+    assert diagnose_lines(own).category == "user_script"
+
+
+def test_a_traceback_cut_before_its_exception_says_nothing_of_who_failed() -> None:
+    """Watchdog timeouts followed by a stack the log cut before any exception line: where the code was is not
+    what went wrong, so the job's own frames do not make it the job's fault (other)."""
+    lines = [
+        "[E ProcessGroupNCCL.cpp:737] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, "
+        "OpType=BROADCAST, Timeout(ms)=1800000) ran for 1804371 milliseconds before timing out.",
+        "Traceback (most recent call last):",
+        '  File "/home/u/GCD/train/train.py", line 85, in main',
+        "    trainer.train_loop(max_epochs)",
+        '  File "/home/u/GCD/train/trainer.py", line 289, in train_loop',
+        "    training_step_outputs = self.training_step(batch, batch_idx)",
+    ]
+    assert diagnose_lines(lines).category == "other"

@@ -112,15 +112,37 @@ def resolve_node(log_node: str | None, allocation: Sequence[str]) -> str | None:
     return nodes[0] if len(nodes) == 1 else None
 
 
+_CONTINUATION_STOP: Final = re.compile(r"^\s*(?:File |Traceback |During handling|The above exception|\[?[EWI]\d{4}|$)")
+
+
+def _continued(lines: list[str], k: int, message: str) -> str:
+    """An exception's message with the lines that continue it (``DistBackendError: NCCL error ...`` then
+    ``ncclInternalError: ...`` / ``Last error:`` / ``Net : Connection closed by remote peer``), three at most."""
+    parts = [message]
+    for j in range(k + 1, min(len(lines), k + 4)):
+        text = strip_prefix(lines[j]).split("\r")[-1]
+        if _CONTINUATION_STOP.match(text):
+            break
+        parts.append(text.strip()[:300])
+    return " ".join(p for p in parts if p)
+
+
 def _block_verdict(lines: list[str], block: ErrorBlock) -> Verdict | None:
-    """What the block's error says about who failed: its traceback, else an exception line in it."""
+    """What the block's error says about who failed: its traceback, else an exception line in it. A traceback the
+    log cut before its exception line says where the code was, not what went wrong: no verdict."""
     if block.traceback is not None:
         origin = block.traceback.origin()
-        return classify_error(origin.exc_type or block.traceback.exc_type, origin.message, origin.frames)
+        exc_type = origin.exc_type or block.traceback.exc_type
+        if not exc_type and not origin.message:
+            return None
+        message = origin.message
+        if origin.end < len(lines) and origin.message and origin.message in lines[origin.end]:
+            message = _continued(lines, origin.end, origin.message)
+        return classify_error(exc_type, message, origin.frames)
     for k in range(block.start, min(block.end, block.start + 8) + 1):
         parsed = parse_exception_line(strip_prefix(lines[k]))
         if parsed is not None:
-            return classify_error(*parsed)
+            return classify_error(parsed[0], _continued(lines, k, parsed[1]))
     return None
 
 

@@ -73,7 +73,7 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
        "infrastructure", "gpu", HARDWARE, "uncorrectable GPU memory (ECC) error: the GPU's memory is faulty",
        ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "Xid 48: DBE (double bit error) ECC error",
         "row remapping failure on GPU 3")),
-    _s("gpu_lost", r"\bGPU has fallen off the bus\b|\bGPU is lost\b|\bUnable to determine the device handle for GPU\b",
+    _s("gpu_lost", r"\bGPU has fallen off the bus\b|\bGPU is lost\b|\bUnable to determine the device handle for GPU",
        "infrastructure", "gpu", HARDWARE, "the GPU disappeared from the PCIe bus (hardware/driver fault)",
        ("Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost",)),
     _s("xid_app", _XID + r"(?:13|31|43|45|69|109)\b",
@@ -124,7 +124,7 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
        "the job's CUDA build does not support this GPU model: install a build for its compute capability",
        ("CUDA error: no kernel image is available for execution on the device",)),
     _s("missing_pkg", r"\bNo module named\b|\bModuleNotFoundError\b|\brequires? .{0,60}\b(?:to be installed|installed)\b|"
-       r"\bis not installed\b|\bcannot import name\b", "user_script", None, ERROR,
+       r"\bis not installed\b", "user_script", None, ERROR,
        "a package the job needs is missing from its environment: install it or change the configuration",
        ("ModuleNotFoundError: No module named 'flash_attn'", "This example requires `sacrebleu` to be installed")),
     _s("file_missing", r"\bFileNotFoundError\b|\bNo such file or directory\b", "user_script", None, ERROR,

@@ -11,9 +11,10 @@ disk). Everything else is decided here from the error itself, in this order:
 2. **Asynchronous CUDA faults** (illegal address, launch failure): CUDA reports them at a later API call,
    so where they surfaced says nothing: ``other``.
 3. **The job's own doing**, whoever raised it: resources it asked for (out of memory), an environment
-   it brought (missing or mismatched packages, a CPU-only build), arguments a library's checks rejected
-   (device, dtype, shape or size mismatches, bad state dicts, autograd misuse), input files or columns
-   that are not there.
+   it brought (missing packages, a CPU-only build), arguments a library's checks rejected (device,
+   dtype, shape or size mismatches, bad state dicts, autograd misuse), input files or columns that are
+   not there. But one installed package importing a name another installed package lacks, raised
+   inside the first, is the two libraries' version skew: ``framework``.
 4. **Where it was raised**: the innermost frame in the job's own files → ``user_script``; inside an
    installed package, an error of the caller's contract (``ValueError``, ``TypeError``, ``KeyError``,
    ``FileNotFoundError``, ...) → ``user_script``, a library's internal fault (``AttributeError`` on its
@@ -88,6 +89,8 @@ _CALLER_CHECKS: Final = re.compile(
     r"\bnot compiled with CUDA\b|\bNo module named\b|\bcannot import name\b|\bno kernel image is available\b",
     re.IGNORECASE,
 )
+# An installed package that imports a name another installed package does not have (version skew between them).
+_IMPORT_MISMATCH: Final = re.compile(r"\bcannot import name '?[\w.]+'? from '?([A-Za-z_][\w.]*)")
 _INTERNAL_MARKS: Final = re.compile(
     r"\bINTERNAL ASSERT FAILED\b|\bplease report (?:a|this) bug\b|\bplease file (?:a|an) (?:bug|issue)\b|"
     r"\bThis is a bug\b|\bshould not happen\b|\bunreachable\b",
@@ -179,6 +182,13 @@ def classify_error(exc_type: str, message: str, frames: Sequence[Frame] = ()) ->
     if _CUDA_ASYNC.search(text) or _NCCL_CUDA.search(text):
         return Verdict("other", None, 0.35,
                        f"an asynchronous CUDA fault; where it surfaced does not say who caused it: {head}")  # fmt: skip
+    imp = _IMPORT_MISMATCH.search(text)
+    if imp is not None and inner is not None and inner.in_library:
+        importer, imported = _package(inner), imp.group(1).split(".")[0]
+        if importer and imported and importer != imported:  # both installed, one lacks what the other imports
+            return Verdict("framework", None, 0.55,
+                           f"{importer} imports a name the installed {imported} does not have: the two packages' "
+                           f"versions disagree: {head}")  # fmt: skip
     if _CALLER_CHECKS.search(text):
         return Verdict("user_script", None, 0.65, f"the job handed a library something it cannot take: {head}")
     if _INTERNAL_MARKS.search(text):

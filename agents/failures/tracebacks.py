@@ -16,14 +16,15 @@ _START: Final = re.compile(r"Traceback \(most recent call last\)")
 _FRAME: Final = re.compile(
     r'^\s*File "(?P<p1>[^"]+)", line (?P<l1>\d+), in (?P<f1>\S+)'
     r"|^\s*File (?P<p2>[~/.\w\\:-][^\s:]*\.pyx?):(?P<l2>\d+), in (?P<f2>[\w.<>]+)"
-    r"|^(?P<p3>[~/.\w\\:-][^\s:]*\.pyx?) in (?P<f3>[\w.<>]+)\("
+    r"|^(?P<p3>[~/.\w\\:-][^\s:]*\.pyx?) in (?P<f3>[\w.<>]+)(?:\(|\s*$)"
     r"|^[│|]\s*(?P<p4>[~/.\w\\:-][^\s:]*\.pyx?):(?P<l4>\d+) in (?P<f4>[\w.<>]+)"
+    r"|^(?P<p5><ipython-input-[\w-]+>) in (?P<f5>[\w.<>]+)"
 )
 _EXC: Final = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning)?)(?::\s?(.*))?$")
 _CHAIN: Final = re.compile(
     r"During handling of the above exception|The above exception was the direct cause|^Original Traceback"
 )
-_LIBRARY: Final = re.compile(r"site-packages|dist-packages|/lib/python\d|<frozen |/usr/lib/python|^<")
+_LIBRARY: Final = re.compile(r"site-packages|dist-packages|/lib/python\d|<frozen |/usr/lib/python|^<(?!ipython-input)")
 
 
 def strip_prefix(line: str) -> str:
@@ -122,9 +123,9 @@ def _frame(text: str) -> Frame | None:
     if m is None:
         return None
     g = m.groupdict()
-    path = g["p1"] or g["p2"] or g["p3"] or g["p4"] or ""
+    path = g["p1"] or g["p2"] or g["p3"] or g["p4"] or g["p5"] or ""
     line = g["l1"] or g["l2"] or g["l4"] or "0"
-    return Frame(path, int(line), g["f1"] or g["f2"] or g["f3"] or g["f4"] or "?")
+    return Frame(path, int(line), g["f1"] or g["f2"] or g["f3"] or g["f4"] or g["f5"] or "?")
 
 
 def _read_one(
