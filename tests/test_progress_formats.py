@@ -177,3 +177,13 @@ def test_an_epoch_led_counter_behind_a_dated_prefix() -> None:
     tracker.feed("m", 1, [line])
     snap = tracker.snapshot("m").as_dict()
     assert (snap["step"], snap["epoch"], snap["lr"], snap["step_time_s"]) == (82 * 2693 + 150, 83, 3.962e-4, 0.5916)
+
+
+def test_a_bar_whose_glyphs_a_notebook_dropped_still_counts_steps() -> None:
+    """Lightning's bar copied from a notebook: `Epoch 0:  94% 1599/1702 [12:52<00:49,  2.07it/s, loss=0.158]` has no
+    `|█|` around the counter; the percentage and the `[elapsed<eta` that follow still make it a bar."""
+    lines = [f"Epoch 0:  94% {n}/1702 [12:52<00:49,  2.07it/s, loss=0.158, v_num=0, train_loss=0.149]" for n in
+             (1597, 1598, 1599)]  # fmt: skip
+    got = snap(lines)
+    assert (got["step"], got["epoch"]) == (1599, 0) and got["loss"] in (0.158, 0.149)  # running mean or the step's
+    assert got["step_time_s"] == pytest.approx(1 / 2.07, rel=0.01)

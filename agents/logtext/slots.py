@@ -70,7 +70,7 @@ _EVAL_WORDS: Final = re.compile(
     r"predict|predicting|prediction|sanity checking)(?![\w/.-])",
     re.IGNORECASE,
 )
-_TQDM_PCT: Final = re.compile(r"\d+%\|")
+_TQDM_PCT: Final = re.compile(r"\d+%\||\d+%\s+(?=\d+/\d+\s*\[)")  # "45%|█▌ | 9/20 [" or, glyphs stripped, "45% 9/20 ["
 _NON_TRAINING_BAR: Final = re.compile(
     r"(?i)\b(?:map|loading|load|downloading|download|writing|saving|generating|tokeniz\w*|preprocess\w*|"
     r"filter\w*|extract\w*|fetching|processing|resolving|running tokenizer|shards|checkpoint|upload\w*)\b"
@@ -265,8 +265,8 @@ def _unkeyed_counter(line: str, start: int, end: int, bar: bool) -> bool:
     """Whether an un-named ``n/N`` at [start, end) is a loop counter by its position."""
     before = line[:start].rstrip(" ")
     after = line[end:]  # the text after N
-    if bar and (before.endswith("|") or (before and _BAR_GLYPHS.fullmatch(before[-1]) is not None)):
-        return True  # tqdm "| n/N [", rich/keras "━━━ n/N"
+    if bar and (before.endswith(("|", "%")) or (before and _BAR_GLYPHS.fullmatch(before[-1]) is not None)):
+        return True  # tqdm "| n/N [" (or "45% n/N [" when a notebook drops the bar), rich/keras "━━━ n/N"
     if not before.strip() and re.match(r"\s+(?:-|\S*[━#=]|\[[=.>]+\])", after):
         return True  # keras "n/N - 11s - …" / "n/N ━━━…"
     return before.endswith("][") or (before.endswith("[") and after.startswith("]"))
