@@ -166,9 +166,11 @@ def test_a_helper_that_adds_a_flag_per_key_of_a_merged_dict(tmp_path: Path) -> N
 
 HPARAMS_FACTORY = """
 import tensorflow as tf
+from symbols import symbols
 
 def create_hparams(hparams_string=None, verbose=False):
     hparams = tf.contrib.training.HParams(
+        n_symbols=len(symbols),
         epochs=500,
         fp16_run=False,
         distributed_run=False,
@@ -185,13 +187,19 @@ import argparse
 import torch
 from hparams import create_hparams
 
+class Net(torch.nn.Module):
+    def __init__(self, hparams):
+        super().__init__()
+        self.embedding = torch.nn.Embedding(hparams.n_symbols, 512)
+        self.cell = torch.nn.LSTMCell(512, 1024)
+
 def init_distributed(hparams, n_gpus, rank):
     torch.cuda.set_device(rank % torch.cuda.device_count())
 
 def train(n_gpus, rank, hparams):
     if hparams.distributed_run:
         init_distributed(hparams, n_gpus, rank)
-    model = torch.nn.LSTM(80, 1024)
+    model = Net(hparams)
     optimizer = torch.optim.Adam(model.parameters(), lr=hparams.learning_rate)
     if hparams.fp16_run:
         from apex import amp
@@ -222,16 +230,20 @@ for i in range(num_gpus):
 
 
 def _hparams_workspace(tmp_path: Path) -> None:
-    write(tmp_path, {"hparams.py": HPARAMS_FACTORY, "train.py": HPARAMS_TRAIN, "multiproc.py": MULTIPROC})
+    symbols = "_pad = '_'\n_letters = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'\nsymbols = [_pad] + list(_letters) + ['@' + s for s in ('AA', 'AE')]\n"
+    write(tmp_path, {"hparams.py": HPARAMS_FACTORY, "train.py": HPARAMS_TRAIN, "multiproc.py": MULTIPROC,
+                     "symbols.py": symbols})  # fmt: skip
 
 
 def test_a_config_factory_s_keywords_are_the_settings_and_its_parse_string_overrides_them(tmp_path: Path) -> None:
-    """`create_hparams(args.hparams)` returns `HParams(epochs=500, batch_size=64, ...)`: those are the defaults;
-    `--hparams=fp16_run=True,batch_size=32` is parsed into them (so apex AMP runs)."""
+    """`create_hparams(args.hparams)` returns `HParams(epochs=500, batch_size=64, ...)`: those are the defaults (a
+    computed one, `len(symbols)`, too); `--hparams=fp16_run=True,batch_size=32` is parsed into them (so apex runs)."""
     _hparams_workspace(tmp_path)
     md = extract_metadata(tmp_path, "python train.py")
     assert (md.batch_size_per_device, md.epochs, md.learning_rate) == (64, 500, 1e-3)
     assert (md.precision, md.num_gpus, md.distributed) == ("fp32", 1, "single_gpu")
+    want = (29 * 512 + 4 * (1024 * (512 + 1024) + 2 * 1024)) / 1e6  # `n_symbols=len(symbols)` over symbols.py: 29
+    assert md.params_millions is not None and abs(md.params_millions - want) < 0.05
     md = extract_metadata(tmp_path, "python train.py --hparams=fp16_run=True,batch_size=32")
     assert (md.batch_size_per_device, md.precision) == (32, "fp16")
     assert "apex" in md.framework

@@ -244,3 +244,19 @@ def test_timm_building_blocks_count_as_timm_builds_them(tmp_path: Path) -> None:
     truth = sum(p.numel() for m in block for p in m.parameters()) * depth
     truth += sum(p.numel() for p in parts[0].parameters()) + parts[1].numel()  # type: ignore[union-attr]
     assert ParamCounter(Workspace(tmp_path)).count_class("tiny.py", "Tiny", {}) == truth
+
+
+def test_recurrent_cells_count_like_torch(tmp_path: Path) -> None:
+    """LSTMCell / GRUCell / RNNCell (Tacotron's attention and decoder RNNs) are counted as torch builds them."""
+    (tmp_path / "m.py").write_text(
+        "import torch.nn as nn\n"
+        "class Dec(nn.Module):\n"
+        "    def __init__(self, n_mel, dim):\n"
+        "        super().__init__()\n"
+        "        self.att = nn.LSTMCell(n_mel + 512, dim)\n"
+        "        self.dec = nn.GRUCell(dim, dim, bias=False)\n"
+        "        self.rnn = nn.RNNCell(dim, 64)\n"
+    )
+    counted = ParamCounter(Workspace(tmp_path)).count_class("m.py", "Dec", {"n_mel": 80, "dim": 1024})
+    want = nn.LSTMCell(592, 1024), nn.GRUCell(1024, 1024, bias=False), nn.RNNCell(1024, 64)
+    assert counted == sum(p.numel() for m in want for p in m.parameters())

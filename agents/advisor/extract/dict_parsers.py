@@ -283,6 +283,30 @@ def _pairs(text: str) -> dict[str, Any]:
     return out
 
 
+class _Computed:
+    """Expressions over a module's constants (``len(symbols)``), by the extractor's bounded interpreter."""
+
+    def __init__(self, ws: Workspace, file: str) -> None:
+        self.ws, self.file = ws, file
+        self.env: dict[str, Any] | None = None
+        self.counter: Any = None
+
+    def value(self, node: ast.expr) -> Any:
+        from schedmate.agents.advisor.extract.param_count import ParamCounter  # noqa: PLC0415
+        from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError  # noqa: PLC0415
+
+        try:
+            if self.env is None:
+                self.counter = ParamCounter(self.ws, max_steps=20_000)
+                self.env = dict(self.counter._module(self.file)[1])
+            v = self.counter._expr(node, dict(self.env), self.file)
+        except (AbortError, RecursionError, ValueError, TypeError, ArithmeticError):
+            return None
+        if v is UNKNOWN or not isinstance(v, int | float | str | bool) or (isinstance(v, str) and len(v) > 200):
+            return None
+        return v
+
+
 def factory_settings(
     ws: Workspace, code: str, script: str, settings: dict[str, Any]
 ) -> tuple[dict[str, tuple[Any, str, int]], dict[str, Any]]:
@@ -307,8 +331,14 @@ def factory_settings(
         if made is None:
             continue
         call, bound = made
+        computed = _Computed(ws, file)
         for kw in call.keywords:
-            if kw.arg and (v := _literal(kw.value)) is not None:
+            if not kw.arg:
+                continue
+            v = _literal(kw.value)
+            if v is None and not isinstance(kw.value, ast.Constant):
+                v = computed.value(kw.value)  # `n_symbols=len(symbols)` over a module's constants
+            if v is not None:
                 defaults[kw.arg] = (v, file, kw.value.lineno)
         params = [a.arg for a in fn.args.args]
         for sub in ast.walk(fn):

@@ -1,5 +1,5 @@
 """Parameter counts of ``torch.nn`` layers from their constructor arguments (Linear, Conv*,
-ConvTranspose*, norms, Embedding, LSTM/GRU/RNN, ``nn.Parameter(torch.zeros(…))``, weight norm)."""
+ConvTranspose*, norms, Embedding, LSTM/GRU/RNN (and their cells), ``nn.Parameter(torch.zeros(…))``, weight norm)."""
 
 from __future__ import annotations
 
@@ -70,6 +70,10 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
         layers, bidir = kw.get("num_layers", 1), 2 if kw.get("bidirectional", False) else 1
         per = gates * (hid * (inp + hid) + 2 * hid)
         n = (per + (layers - 1) * gates * (hid * (hid * bidir + hid) + 2 * hid)) * bidir
+    elif name in ("LSTMCell", "GRUCell", "RNNCell"):  # one layer, one direction: weights ih and hh, two biases
+        gates = {"LSTMCell": 4, "GRUCell": 3, "RNNCell": 1}[name]
+        inp, hid = arg(0, "input_size"), arg(1, "hidden_size")
+        n = gates * (hid * (inp + hid) + (2 * hid if kw.get("bias", True) else 0))
     elif name == "MultiheadAttention":  # in_proj (3E x E) and out_proj (E x E), with biases by default
         e = arg(0, "embed_dim")
         n = 4 * e * e + (4 * e if kw.get("bias", True) else 0)
