@@ -316,3 +316,58 @@ def test_lightning_device_ids_on_the_command_line_count_gpus(tmp_path: Path) -> 
     md = extract_metadata(tmp_path, "python main.py --base cfg.yaml --gpus 0,1")
     assert (md.num_gpus, md.distributed, md.global_batch_size) == (2, "ddp", 10)
     assert extract_metadata(tmp_path, "python main.py --gpus 0,").num_gpus == 1
+
+
+def test_environment_runners_and_poetry_scripts_reach_the_training_module(tmp_path: Path) -> None:
+    """`poetry run yolo-train ...` is the `[tool.poetry.scripts]` entry `pkg.train:run`; `nice -n 5 uv run python
+    ...` is the python command it wraps. A Darknet `.cfg` named by a default flag names a known detector."""
+    train = (
+        "import argparse\nimport torch\n"
+        "def run():\n"
+        "    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument('-m', '--model', type=str, default='config/yolov3.cfg')\n"
+        "    parser.add_argument('-e', '--epochs', type=int, default=300)\n"
+        "    args = parser.parse_args()\n"
+        "    for epoch in range(args.epochs):\n"
+        "        pass\n"
+    )
+    pyproject = '[tool.poetry]\nname = "pkg"\n\n[tool.poetry.scripts]\nyolo-train = "pkg.train:run"\n'
+    write(tmp_path, {"pyproject.toml": pyproject, "pkg/__init__.py": "", "pkg/train.py": train,
+                     "config/yolov3.cfg": "[net]\nbatch=16\n"})  # fmt: skip
+    md = extract_metadata(tmp_path, "poetry run yolo-train --data config/coco.data")
+    assert (md.epochs, md.num_gpus, md.model_type) == (300, 1, "cnn_detector")
+    assert md.model_name == "yolov3" and md.params_millions == 61.9
+    assert extract_metadata(tmp_path, "nice -n 5 uv run python pkg/train.py --epochs 5").epochs == 5
+
+
+FABRIC_MAIN = """
+import lightning as L
+import torch
+from lightning.fabric.strategies import FSDPStrategy
+from model import GPT, GPTConfig
+
+def main(devices: int = 4, data_dir: str = "data/shakespeare", epochs_from: int = 0):
+    strategy = FSDPStrategy(auto_wrap_policy=None)
+    fabric = L.Fabric(accelerator="cuda", devices=devices, precision="bf16-mixed", strategy=strategy)
+    config = GPTConfig.from_name("pythia-160m")
+    model = GPT(config)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=6e-4)
+    for epoch in range(epochs_from + resume_offset(), 3):
+        pass
+
+if __name__ == "__main__":
+    from jsonargparse import CLI
+    CLI(main)
+"""
+
+
+def test_fabric_settings_a_named_config_and_a_resumed_epoch_loop(tmp_path: Path) -> None:
+    """Fabric(precision="bf16-mixed", strategy=FSDPStrategy(...), devices=) decide precision, sharding and GPUs
+    (the CLI function's default or `--devices 2`); `GPTConfig.from_name("pythia-160m")` names a known shape; an
+    epoch loop from an unknown resume point runs its stop's epochs on a fresh start."""
+    write(tmp_path, {"train.py": FABRIC_MAIN, "model.py": "class GPTConfig:\n    pass\nclass GPT:\n    pass\n"})
+    md = extract_metadata(tmp_path, "python train.py")
+    assert (md.precision, md.distributed, md.num_gpus) == ("bf16", "fsdp", 4)
+    assert md.model_name == "pythia-160m" and md.params_millions is not None and 140 < md.params_millions < 180
+    assert md.epochs == 3 and md.learning_rate == 6e-4
+    assert extract_metadata(tmp_path, "python train.py --devices 2").num_gpus == 2

@@ -416,7 +416,8 @@ def class_defaults(cls: ast.ClassDef, path: str) -> dict[str, Value]:
 
 
 def cli_function_defaults(source: str, path: str) -> dict[str, Value]:
-    """Parameter defaults of the functions ``fire.Fire(f)`` / ``typer.run(f)`` expose as the command line."""
+    """Parameter defaults of the functions ``fire.Fire(f)`` / ``typer.run(f)`` / jsonargparse ``CLI(f)`` expose as the
+    command line."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -425,7 +426,7 @@ def cli_function_defaults(source: str, path: str) -> dict[str, Value]:
         n.args[0].id
         for n in ast.walk(tree)
         if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name)
-        and ast.unparse(n.func) in ("fire.Fire", "Fire", "typer.run")
+        and ast.unparse(n.func) in ("fire.Fire", "Fire", "typer.run", "CLI", "jsonargparse.CLI", "auto_cli")
     }  # fmt: skip
     out: dict[str, Value] = {}
     for node in tree.body:

@@ -71,11 +71,13 @@ def _console_scripts(ws: Workspace) -> dict[str, str]:
     pyproject = ws.read_text_or_none("pyproject.toml")
     if pyproject:
         try:
-            scripts = tomllib.loads(pyproject).get("project", {}).get("scripts", {})
+            data = tomllib.loads(pyproject)
         except tomllib.TOMLDecodeError:
-            scripts = {}
-        if isinstance(scripts, dict):
-            out.update({k: v for k, v in scripts.items() if isinstance(k, str) and isinstance(v, str)})
+            data = {}
+        poetry = data.get("tool", {}).get("poetry", {}) if isinstance(data.get("tool"), dict) else {}
+        for scripts in (data.get("project", {}).get("scripts", {}), poetry.get("scripts", {})):  # PEP 621, Poetry
+            if isinstance(scripts, dict):
+                out.update({k: v for k, v in scripts.items() if isinstance(k, str) and isinstance(v, str)})
     return out
 
 

@@ -27,7 +27,9 @@ def _norm(name: str) -> str:
 def known_model(name: str) -> tuple[float, str | None] | None:
     """Parameters (millions) and type of a well-known architecture named by ``name`` (a hub id, a
     torchvision/timm name, a config file stem); None when it is not a known one."""
-    low = _norm(name.rsplit("/", 1)[-1].removesuffix(".yaml").removesuffix(".yml").removesuffix(".pt"))
+    low = _norm(
+        name.rsplit("/", 1)[-1].removesuffix(".yaml").removesuffix(".yml").removesuffix(".pt").removesuffix(".cfg")
+    )
     table = _known_table()
     for key in sorted(table, key=len, reverse=True):
         if (

@@ -181,6 +181,35 @@ def _tokens(command: str) -> list[str]:
         return command.split()
 
 
+# Environment managers that run the rest of the command in a project's environment: `poetry run yolo-train ...`,
+# `uv run python train.py`, `conda run -n env python train.py`, `pipenv run`, `pdm run`, `hatch run`, `nohup`,
+# `time`, `nice`. The command they wrap is the job.
+_RUNNERS: Final = {("poetry", "run"), ("uv", "run"), ("pipenv", "run"), ("pdm", "run"), ("hatch", "run"),
+                   ("conda", "run"), ("mamba", "run"), ("micromamba", "run"), ("rye", "run")}  # fmt: skip
+_PREFIX_TOOLS: Final = frozenset({"nohup", "time", "nice", "stdbuf", "exec"})
+_RUNNER_VALUE_FLAGS: Final = frozenset({"-n", "--name", "-p", "--prefix", "--env", "-e", "--with", "--python",
+                                        "--project", "--directory", "--cwd"})  # fmt: skip
+
+
+def _unwrap_runner(cmd: list[str]) -> list[str]:
+    """The command an environment runner or a prefix tool wraps (unchanged if none)."""
+    for _ in range(4):
+        exe = cmd[0].rsplit("/", 1)[-1] if cmd else ""
+        if exe in _PREFIX_TOOLS:
+            cmd = cmd[1:]
+            while cmd and cmd[0].startswith("-") and exe in ("nice", "stdbuf"):
+                cmd = cmd[2:] if cmd[0] in ("-n", "--adjustment", "-i", "-o", "-e") else cmd[1:]
+            continue
+        if len(cmd) > 1 and (exe, cmd[1]) in _RUNNERS:
+            rest = cmd[2:]
+            while rest and rest[0].startswith("-"):
+                rest = rest[2:] if rest[0] in _RUNNER_VALUE_FLAGS and "=" not in rest[0] else rest[1:]
+            cmd = rest
+            continue
+        break
+    return cmd
+
+
 def parse_command(command: str | list[str]) -> Launch:
     """Parse a submitted command line (a string as typed, or an argv list)."""
     tokens = _tokens(command) if isinstance(command, str) else list(command)
@@ -202,6 +231,9 @@ def parse_command(command: str | list[str]) -> Launch:
             cmd = _strip_assignments(cmd[1:], launch)
             if not cmd:
                 continue
+        cmd = _unwrap_runner(cmd)
+        if not cmd:
+            continue
         exe = cmd[0].rsplit("/", 1)[-1]
         if exe in ("torchrun", "deepspeed", "mpirun", "mpiexec", "srun"):
             launch.launcher = "mpirun" if exe == "mpiexec" else exe

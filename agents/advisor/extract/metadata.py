@@ -47,7 +47,8 @@ _BATCH_KEYS = ("per_device_train_batch_size", "micro_batch_size", "batch_size_pe
                "batch_size_per_device", "train_micro_batch_size_per_gpu", "batch")  # fmt: skip
 # Names the community gives these settings (matched as a dotted key, then as a key's last part, any case).
 _EPOCH_KEYS = ("num_train_epochs", "epochs", "max_epochs", "trainer.max_epochs", "train.epochs", "num_epochs",
-               "n_epochs", "nepochs", "max_epoch", "total_epochs", "train_epochs", "num_epoch")  # fmt: skip
+               "n_epochs", "nepochs", "max_epoch", "total_epochs", "train_epochs", "num_epoch", "max_train_epochs",
+               "training_epochs")  # fmt: skip
 _STEP_KEYS = ("max_steps", "max_iters", "train_iters", "num_steps", "total_steps", "train_steps", "steps", "MAX_ITER",
               "total_iter", "total_iters", "n_iters", "num_iters", "max_iter", "niter", "num_train_steps",
               "max_train_steps", "training_steps", "num_training_steps", "iterations", "max_step")  # fmt: skip
@@ -158,11 +159,17 @@ def _setup(ex: Extraction) -> _Setup:
         num_gpus = 1
     stage = ex.get("deepspeed.zero_optimization.stage", "zero_optimization.stage")
     strategy = ex.get("trainer.strategy", "strategy")
+    if (used := ex.uses.get("strategy")) is not None and isinstance(used.value, str):
+        strategy = Value(used.value, used.file, used.line)  # what Trainer/Fabric(strategy=) receives
     fsdp = ex.get("fsdp")
     if stage is not None:  # "auto" / "${zero}" in a config: DeepSpeed, stage unknown
         n = stage.value
         distributed = f"deepspeed_zero{n}" if isinstance(n, int) and 0 <= n <= 3 else "deepspeed"
-    elif (fsdp is not None and fsdp.value) or "fsdp_wrap" in ex.uses:
+    elif (
+        (fsdp is not None and fsdp.value)
+        or "fsdp_wrap" in ex.uses
+        or (strategy is not None and "fsdp" in str(strategy.value).lower())
+    ):
         distributed = "fsdp"  # `--fsdp full_shard`, or the model is wrapped in FSDP where the code runs
     elif (
         (num_gpus or 1) > 1 or (strategy is not None and "ddp" in str(strategy.value)) or launch.launcher == "relaunch"
@@ -250,7 +257,7 @@ def _precision(ex: Extraction) -> str:
         return "bf16"
     if (v := ex.get("fp16", "fp16_run", "amp")) is not None and v.value is True:
         return "fp16"
-    if (v := ex.get("trainer.precision", "precision", "dtype")) is not None:
+    if (v := ex.get("trainer.precision", "precision", "dtype", "mixed_precision")) is not None:
         s = str(v.value)
         return "bf16" if "bf16" in s or "bfloat16" in s else ("fp16" if "16" in s else "fp32")
     return "fp32"  # autocast/GradScaler with no setting enabling them: full precision

@@ -598,12 +598,14 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         for fieldname, kws in _HF_KW.items():
             if (a := _args_of(call, kws)) is not None:
                 yield fieldname, a, f"{name}({kws[0]}=)"
-    elif name == "Trainer" and any(
-        kw.arg in ("max_epochs", "max_steps", "precision", "devices") for kw in call.keywords
-    ):
+    elif name in ("Trainer", "Fabric") and any(
+        kw.arg in ("max_epochs", "max_steps", "precision", "devices", "strategy") for kw in call.keywords
+    ):  # Lightning's Trainer and Fabric
         for fieldname, kws in _PL_KW.items():
             if (a := _args_of(call, kws)) is not None:
-                yield fieldname, a, f"Trainer({kws[0]}=)"
+                yield fieldname, a, f"{name}({kws[0]}=)"
+        if (a := _args_of(call, ("strategy",))) is not None:
+            yield "strategy", a, f"{name}(strategy=)"
     elif name == "fit" and any(kw.arg in ("epochs", "batch_size") for kw in call.keywords):
         for fieldname, kws in _FIT_KW.items():
             if (a := _args_of(call, kws)) is not None:
@@ -613,6 +615,16 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
             yield "model", a, f"{dotted or name}()"
     elif name == "create_model" and (a := _args_of(call, ("model_name",), 0)) is not None:
         yield "model", a, "create_model()"
+    elif (
+        name == "from_name" and dotted.rsplit(".", 1)[0].endswith("Config")
+        and (a := _args_of(call, ("name",), 0)) is not None
+    ):  # fmt: skip
+        # `LLaMAConfig.from_name("7B")`: a named architecture's shape (not its weights)
+        family = dotted.rsplit(".", 1)[0].rsplit(".", 1)[-1].removesuffix("Config")
+        named: ast.expr = ast.BinOp(left=ast.Constant(f"{family}-" if family else ""), op=ast.Add(), right=a)
+        if isinstance(a, ast.Constant) and isinstance(a.value, str):
+            named = ast.Constant(f"{family}-{a.value}" if family else a.value)
+        yield "model_config", ast.copy_location(named, call), f"{dotted}()"
     elif name == "load_dataset" and (a := _args_of(call, ("path",), 0)) is not None:
         yield "dataset", a, "load_dataset()"
     elif name == "autocast" and (a := _args_of(call, ("dtype",))) is not None:
@@ -680,6 +692,14 @@ def _dead_code(r: _Resolver, tree: ast.Module) -> set[int]:
             for stmt in node.orelse if truth else node.body:
                 dead.update(id(n) for n in ast.walk(stmt))
     return dead
+
+
+def _built_class(arg: ast.expr, scope: _Scope) -> Any:
+    """The class an argument is an instance of when it is built right there or bound to one just before
+    (``strategy = FSDPStrategy(...)``): its name, else unknown."""
+    if isinstance(arg, ast.Name) and scope.assigns.get(arg.id):
+        arg = scope.assigns[arg.id][-1][1]
+    return _callee(arg) if isinstance(arg, ast.Call) and _callee(arg) else _UNKNOWN
 
 
 def _unreached_functions(tree: ast.Module, dead: set[int]) -> set[int]:
@@ -917,6 +937,8 @@ def find_uses(
         scope = _scope_at(r, tree, node.lineno)
         for fieldname, arg, how in [*_consumers(node), *_helper_consumers(ws, r, node, file)]:
             v = r.value(arg, scope, node.lineno)
+            if fieldname == "strategy" and v is _UNKNOWN:
+                v = _built_class(arg, scope)  # `strategy=FSDPStrategy(...)`, or a name bound to one
             if v is _UNKNOWN and any(
                 _dotted(n) in r.unknown_overrides for n in ast.walk(arg) if isinstance(n, ast.Attribute)
             ):
@@ -974,6 +996,8 @@ def find_uses(
         bounds = [r.value(a, scope, line) for a in args]
         if len(bounds) == 1:
             bounds.insert(0, 0)
+        if not isinstance(bounds[0], int) and isinstance(bounds[1], int) and not isinstance(bounds[1], bool):
+            bounds[0] = 0  # range(<resume point>, N): a fresh run starts at epoch 0
         if all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) and "epochs" not in out:
             out["epochs"] = Use(bounds[1] - bounds[0], file, line, "for epoch in range()")
     return out

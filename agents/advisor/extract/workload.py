@@ -325,6 +325,7 @@ def _pretrained_name(ex: Extraction, key: str, pretrained: Value) -> str:
     elif ft is not None and ft.value == "full":
         suffix = " (full fine-tune)"
     name = re.sub(r"[-_](?:hf|HF)$", "", str(pretrained.value).rstrip("/").rsplit("/", 1)[-1])  # "-hf": HF format
+    name = re.sub(r"\.(?:ya?ml|cfg|json|py)$", "", name)  # a model config file names the model (`yolov3.cfg`)
     return name + suffix + (" (pretrained)" if key == "init_from" else "")
 
 
@@ -434,12 +435,22 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
     if pretrained is None and model.cls is not None and model.cls.backbones and ident.model_name:
         ident.model_name = f"{model.cls.backbones[0][0]} ({ident.model_name})"  # the backbone a wrapper trains
     family = title.split(":")[0].strip() if title and len(title.split(":")[0]) <= 24 else ""
-    if pretrained is None and ident.model_name:
+    shaped = ex.uses.get("model_config")  # `LLaMAConfig.from_name("7B")`: a known architecture's shape
+    shape_name = shaped.value if shaped is not None and isinstance(shaped.value, str) else None
+    if shape_name:  # "LLaMA-7B" (the class family and the size), else the name given alone ("pythia-160m")
+        shape_name = next((n for n in (shape_name, shape_name.partition("-")[2]) if n and known_model(n)), None)
+    if pretrained is None and shape_name and shaped is not None:
+        ident.model_name = shape_name.replace("-", " ") if shape_name == shaped.value else shape_name
+        prov["model_name"] = FieldSource(file=shaped.file, line=shaped.line, path="use")
+    elif pretrained is None and ident.model_name:
         ident.model_name = _described(ident.model_name, family, ex)
     names = [str(pretrained.value) if pretrained else "", ident.model_name or "", model.cls.name if model.cls else ""]
     ident.model_type = model_type_of(names, model.cls) or model_type_of([family], None)
     ident.dataset = _dataset(ex, title, prov)
-    ident.params_millions = _params(ex, pretrained, ident.dataset, model.count)
+    sized = pretrained
+    if sized is None and shape_name and shaped is not None:
+        sized = Value(shape_name, shaped.file, shaped.line)
+    ident.params_millions = _params(ex, sized, ident.dataset, model.count)
     if ident.params_millions is not None:
         prov["params_millions"] = prov.get("model_name", FieldSource(file=script))
     from_flag = found_pretrained is not None and found_pretrained[0] == "flag"  # `--backbone resnet50`
