@@ -247,3 +247,20 @@ def test_a_traceback_cut_before_its_exception_says_nothing_of_who_failed() -> No
         "    training_step_outputs = self.training_step(batch, batch_idx)",
     ]
     assert diagnose_lines(lines).category == "other"
+
+
+def test_nccl_operations_that_failed_or_timed_out_start_the_failure() -> None:
+    """`Some NCCL operations have failed or timed out` (plural) is the watchdog's own line: the failure starts there,
+    not at the launcher's SIGTERM notices that follow an evaluation bar."""
+    lines = [
+        "[E ProcessGroupNCCL.cpp:341] Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
+        "CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+        "",
+        "  Class  Images  Labels  P  R  mAP@.5:  70%|7| 1210/1737 [31:06<13:38,  1.55s",
+        "  Class  Images  Labels  P  R  mAP@.5:  70%|7| 1211/1737 [31:07<13:30,  1.54sWARNING:torch.distributed.elastic."
+        "multiprocessing.api:Sending process 3584286 closing signal SIGTERM",
+        "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 3584288 closing signal SIGTERM",
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 1 (pid: 3584287)",
+    ]
+    d = diagnose_lines(lines)
+    assert (d.first_error_line, d.category) == (1, "other")

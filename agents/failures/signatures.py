@@ -145,7 +145,7 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
        "a CUDA kernel faulted (illegal memory access / device assert); usually a bug in the model code or a library",
        ("RuntimeError: CUDA error: an illegal memory access was encountered",)),
     _s("watchdog", r"\bWatchdog caught collective operation timeout\b|\bcollective operation timeout\b|"
-       r"\bNCCL (?:communicator|operation)\b.{0,200}\b(?:timed out|timeout)\b|\bTimed out waiting\b|"
+       r"\bNCCL (?:communicator|operations?)\b.{0,200}\b(?:timed out|timeout)\b|\bTimed out waiting\b|"
        r"\bgloo\b.{0,200}\bTimed out\b|\btimed out after\b",
        "other", None, SYMPTOM, "a collective operation timed out: one rank stopped participating (hang, crash or "
        "slow I/O); the root cause is on the rank that stalled",
