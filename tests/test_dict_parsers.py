@@ -371,3 +371,67 @@ def test_fabric_settings_a_named_config_and_a_resumed_epoch_loop(tmp_path: Path)
     assert md.model_name == "pythia-160m" and md.params_millions is not None and 140 < md.params_millions < 180
     assert md.epochs == 3 and md.learning_rate == 6e-4
     assert extract_metadata(tmp_path, "python train.py --devices 2").num_gpus == 2
+
+
+FACTORY_MAIN = """
+import argparse
+import torch
+from pkg.script_util import add_dict_to_argparser, args_to_dict, create_model_and_diffusion, model_defaults
+
+def main():
+    defaults = dict(lr=1e-4, batch_size=8, use_fp16=False)
+    defaults.update(model_defaults())
+    parser = argparse.ArgumentParser()
+    add_dict_to_argparser(parser, defaults)
+    args = parser.parse_args()
+    model, diffusion = create_model_and_diffusion(**args_to_dict(args, model_defaults().keys()))
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    if args.use_fp16:
+        model.half()
+
+if __name__ == "__main__":
+    main()
+"""
+FACTORY_UTIL = """
+import torch.nn as nn
+
+def model_defaults():
+    return dict(width=64, depth=2, learn_sigma=False)
+
+def str2bool(v):
+    return v.lower() in ("yes", "true", "1")
+
+def add_dict_to_argparser(parser, default_dict):
+    for k, v in default_dict.items():
+        v_type = str2bool if isinstance(v, bool) else type(v)
+        parser.add_argument(f"--{k}", default=v, type=v_type)
+
+def args_to_dict(args, keys):
+    return {k: getattr(args, k) for k in keys}
+
+class TinyUNet(nn.Module):
+    def __init__(self, width, depth, out_channels):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Conv2d(width, width, 3) for _ in range(depth)])
+        self.out = nn.Conv2d(width, out_channels, 1)
+
+def create_model(width, depth, learn_sigma):
+    return TinyUNet(width, depth, 6 if learn_sigma else 3)
+
+def create_model_and_diffusion(width, depth, learn_sigma):
+    model = create_model(width, depth, learn_sigma)
+    return model, None
+"""
+
+
+def test_a_model_a_factory_builds_from_a_dict_of_the_settings(tmp_path: Path) -> None:
+    """`model, diffusion = create_model_and_diffusion(**args_to_dict(args, keys))`: the factories are followed to
+    the class they build (named by it), and `{k: getattr(args, k) for k in keys}` carries the command line into the
+    count; `--learn_sigma True` / `--use_fp16 True` through a str2bool type are booleans."""
+    write(tmp_path, {"train.py": FACTORY_MAIN, "pkg/__init__.py": "", "pkg/script_util.py": FACTORY_UTIL})
+    md = extract_metadata(tmp_path, "python train.py --width 32 --depth 3")
+    assert md.model_name is not None and "TinyUNet" in md.model_name
+    assert md.params_millions is not None and abs(md.params_millions * 1e6 - (3 * (32 * 32 * 9 + 32) + 32 * 3 + 3)) < 50
+    md = extract_metadata(tmp_path, "python train.py --width 32 --depth 3 --learn_sigma True --use_fp16 True")
+    assert md.params_millions is not None and abs(md.params_millions * 1e6 - (3 * (32 * 32 * 9 + 32) + 32 * 6 + 6)) < 50
+    assert md.precision == "fp16"

@@ -174,7 +174,11 @@ def resolve_argparse(specs: list[ArgSpec], argv: list[str], script: str) -> dict
         if s.action == "store_false" and default is None:
             default = True
         out[s.dest] = Value(default, script, s.line)
-    for k, v in vars(parsed).items():
+    bool_defaults = {s.dest for s in specs if isinstance(s.default, bool) and s.action is None}
+    for k, raw in vars(parsed).items():
+        v = raw
+        if k in bool_defaults and isinstance(v, str) and v.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
+            v = v.strip().lower() in ("true", "1", "yes")  # `type=str2bool` and the like: the flag is a boolean
         out[k] = Value(v, "command")
     return out
 

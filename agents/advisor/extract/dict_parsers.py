@@ -24,7 +24,7 @@ from typing import Any, Final
 from schedmate.agents.advisor.extract.config_sources import ArgSpec, load_structured
 from schedmate.agents.advisor.extract.workspace import Workspace
 
-__all__ = ["dict_parser_specs"]
+__all__ = ["FunctionResolver", "dict_parser_specs", "factory_settings"]
 
 _FILE_SUFFIXES: Final = (".yaml", ".yml", ".json", ".toml")
 _MAX_DEPTH: Final = 4
@@ -81,7 +81,7 @@ def _flag_loop_param(loop: ast.For) -> tuple[str, str] | None:
     return None
 
 
-class _Resolver:
+class FunctionResolver:
     """Dictionaries built from literals, ``dict(...)``, ``.update``, functions of the job's modules and config files."""
 
     def __init__(self, ws: Workspace, script: str, tree: ast.Module) -> None:
@@ -214,7 +214,7 @@ def dict_parser_specs(ws: Workspace, code: str, script: str) -> list[ArgSpec]:
     tree = _parse(code)
     if tree is None:
         return []
-    res = _Resolver(ws, script, tree)
+    res = FunctionResolver(ws, script, tree)
     specs: list[ArgSpec] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.For) and (found := _flag_loop_param(node)) is not None:
@@ -317,7 +317,7 @@ def factory_settings(
     tree = _parse(code)
     if tree is None:
         return {}, {}
-    res = _Resolver(ws, script, tree)
+    res = FunctionResolver(ws, script, tree)
     defaults: dict[str, tuple[Any, str, int]] = {}
     overrides: dict[str, Any] = {}
     for node in ast.walk(tree):

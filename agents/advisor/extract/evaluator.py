@@ -35,11 +35,27 @@ _CMP: Final[dict[type, Callable[[Any, Any], Any]]] = {
     ast.Is: operator.is_, ast.IsNot: operator.is_not,
 }  # fmt: skip
 _MAX_ITEMS: Final = 100_000  # longest sequence the evaluator will build
+_MISSING: Final = object()
+
+
+def _getattr(obj: Any, name: Any, *default: Any) -> Any:
+    """``getattr`` on what the interpreter holds: a namespace's or instance's attributes (``getattr(args, k)``)."""
+    fallback = default[0] if default else UNKNOWN
+    if isinstance(obj, Obj) and isinstance(name, str):
+        return obj.attrs.get(name, fallback)
+    if isinstance(obj, dict) and isinstance(name, str):
+        return obj.get(name, fallback)
+    return UNKNOWN
+
+
 _BUILTINS: Final[dict[str, Callable[..., Any]]] = {
     "len": len, "int": int, "float": float, "min": min, "max": max, "range": range, "list": list, "tuple": tuple,
     "sum": sum, "abs": abs, "zip": lambda *a: list(zip(*a, strict=False)), "enumerate": lambda a: list(enumerate(a)),
     "reversed": lambda a: list(reversed(a)), "str": str, "bool": bool, "dict": dict, "round": round,
+    "getattr": _getattr, "hasattr": lambda o, n: _getattr(o, n, _MISSING) is not _MISSING,
 }  # fmt: skip
+
+
 _SAFE_METHODS: Final = frozenset({"append", "extend", "get", "keys", "values", "items", "index", "count", "upper",
                                   "lower", "split", "strip", "startswith", "endswith", "copy", "insert"})  # fmt: skip
 
@@ -304,18 +320,24 @@ class Evaluator:
         if isinstance(node, ast.Slice):
             parts = [self._expr(p, env, file) if p else None for p in (node.lower, node.upper, node.step)]
             return UNKNOWN if UNKNOWN in parts else slice(*parts)
-        if isinstance(node, ast.ListComp | ast.GeneratorExp) and len(node.generators) == 1:
+        if isinstance(node, ast.ListComp | ast.GeneratorExp | ast.DictComp) and len(node.generators) == 1:
             gen = node.generators[0]
             it = self._expr(gen.iter, env, file)
             if it is UNKNOWN or isinstance(it, Obj):
                 return UNKNOWN
-            out = []
+            built: list[Any] = []
             local = dict(env)
             for item in itertools.islice(it, 10_000):
                 self._assign(gen.target, item, local, file)
                 if all(self._expr(c, local, file) for c in gen.ifs):
-                    out.append(self._expr(node.elt, local, file))
-            return out
+                    if isinstance(node, ast.DictComp):  # `{k: getattr(args, k) for k in keys}`
+                        built.append((self._expr(node.key, local, file), self._expr(node.value, local, file)))
+                    else:
+                        built.append(self._expr(node.elt, local, file))
+            if isinstance(node, ast.DictComp):
+                keys = [k for k, _ in built]
+                return UNKNOWN if any(k is UNKNOWN or isinstance(k, list | dict | Obj) for k in keys) else dict(built)
+            return built
         if isinstance(node, ast.Call):
             return self._call(node, env, file)
         if isinstance(node, ast.JoinedStr):

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from schedmate.agents.advisor.extract.collect import Extraction
 from schedmate.agents.advisor.extract.config_sources import Value
+from schedmate.agents.advisor.extract.dict_parsers import FunctionResolver as _FunctionResolver
 from schedmate.agents.advisor.extract.identity import (
     ModelClass,
     canonical_dataset,
@@ -157,7 +158,7 @@ def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
     return None
 
 
-def _model_call(ex: Extraction) -> tuple[str, ast.Call] | None:
+def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.Call] | None:
     """The constructor call that builds the model in the entry script (``model = UNet(...)``)."""
     try:
         tree = ast.parse(ex.code)
@@ -193,6 +194,55 @@ def _model_call(ex: Extraction) -> tuple[str, ast.Call] | None:
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
             if name == m.group("cls"):
                 return m.group("cls"), node
+    return _factory_call(ex, tree, ws) if ws is not None else None
+
+
+_MODEL_FACTORY: Final = re.compile(
+    r"^\s*(?P<var>[\w ,()]*?\w*(?i:model|net)\w*[\w ,()]*?)\s*=\s*(?P<fn>[a-z_]\w*)\(", re.M
+)
+
+
+def _factory_call(ex: Extraction, tree: ast.Module, ws: Workspace) -> tuple[str, ast.Call] | None:
+    """``model, diffusion = create_model_and_diffusion(**opts)``: a function of the job's own modules that builds
+    the model; the class it returns (followed through the factories it calls, three deep) names it, and the call
+    itself is what the parameter interpreter evaluates."""
+    script = ex.launch.script or ""
+    resolver = _FunctionResolver(ws, script, tree)
+    for m in _MODEL_FACTORY.finditer(ex.code):
+        found = resolver.imported_function(m.group("fn"), script)
+        if found is None:
+            continue
+        cls = _built_class(resolver, *found, depth=0)
+        if cls is None:
+            continue
+        line = ex.code[: m.start("fn")].count("\n") + 1
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and node.lineno == line and getattr(node.func, "id", None) == m.group("fn"):
+                return cls, node
+    return None
+
+
+def _built_class(resolver: _FunctionResolver, fn: ast.FunctionDef, file: str, depth: int) -> str | None:
+    """The class a factory function returns an instance of (a capitalised constructor), or None."""
+    if depth > 2:
+        return None
+    bound: dict[str, ast.expr] = {}
+    for stmt in ast.walk(fn):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            bound[stmt.targets[0].id] = stmt.value
+    for stmt in ast.walk(fn):
+        if not isinstance(stmt, ast.Return) or stmt.value is None:
+            continue
+        value = stmt.value.elts[0] if isinstance(stmt.value, ast.Tuple) and stmt.value.elts else stmt.value
+        if isinstance(value, ast.Name):
+            value = bound.get(value.id, value)
+        if not isinstance(value, ast.Call):
+            continue
+        callee = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", "")
+        if callee[:1].isupper() and callee not in _WRAPPERS and callee not in _NOT_MODELS:
+            return str(callee)
+        if isinstance(value.func, ast.Name) and (inner := resolver.imported_function(callee, file)) is not None:
+            return _built_class(resolver, *inner, depth=depth + 1)
     return None
 
 
@@ -412,7 +462,7 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
     title = readme_title(ws)
     counter = ParamCounter(ws)
     target = _hydra_target(ex)
-    call = _model_call(ex) if target is None and script.endswith(".py") else None
+    call = _model_call(ex, ws) if target is None and script.endswith(".py") else None
     if target is not None:
         model = _model_from_target(ws, ex, counter, target, prov)
     elif call is not None:
