@@ -193,3 +193,33 @@ async def test_schedmate_advise_reports_the_react_path(tmp_path: Path) -> None:
     got = json.loads(out)
     assert got["metadata"]["learning_rate"] == 0.0125 and got["provenance"]["learning_rate"]["path"] == "react"
     assert got["path"].endswith("+react") and got["react"]["calls"] >= 2 and "seconds" in got["react"]
+
+
+async def test_schedmate_eval_advise_runs_the_agent_on_every_job(tmp_path: Path) -> None:
+    """`schedmate eval advise --react` over several jobs: one client, one event loop for all of them (the second
+    job used to fail with a semaphore bound to the first job's loop); every job's calls are reported."""
+    import asyncio  # noqa: PLC0415
+    import os  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    records = []
+    for i in range(2):
+        work = tmp_path / "repos" / f"job{i}"
+        work.mkdir(parents=True)
+        (work / "train.py").write_text(RATE_TRAIN)
+        records.append({"id": f"job{i}", "workdir": f"repos/job{i}", "command": "python train.py",
+                        "expected": {"learning_rate": 0.0125}})  # fmt: skip
+    labels = tmp_path / "repos.jsonl"
+    labels.write_text("".join(json.dumps(r) + "\n" for r in records))
+    async with Scripted(script_rate) as server:
+        env = dict(os.environ, SCHEDMATE_DATA_DIR=str(tmp_path / "data"), SCHEDMATE_LLM_ENDPOINT=server.url)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "schedmate.infra.cli", "eval", "advise", str(labels), "--root", str(tmp_path),
+            "--react", "--json", env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(proc.communicate(), 300)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    got = json.loads(out)
+    assert got["right"] == got["total"] == 2
+    assert [j["id"] for j in got["react"]["jobs"]] == ["job0", "job1"]
+    assert all(j["calls"] >= 2 for j in got["react"]["jobs"])

@@ -24,6 +24,7 @@ from schedmate.agents.advisor.react import react_fill
 from schedmate.agents.ml.embeddings import Embedder
 from schedmate.agents.ml.llm import LLMClient
 from schedmate.infra.settings import Settings
+from schedmate.schemas.jobs_metadata import WorkloadMetadata
 
 __all__ = ["FIELDS", "evaluate_advise", "field_right"]
 
@@ -50,6 +51,15 @@ def field_right(field: str, got: Any, want: Any) -> bool:
     return bool(got == want)
 
 
+async def _react_all(
+    llm: LLMClient, jobs: list[tuple[Path, str, WorkloadMetadata]]
+) -> list[tuple[WorkloadMetadata, Any]]:
+    try:
+        return [await react_fill(workdir, command, meta, llm) for workdir, command, meta in jobs]
+    finally:
+        await llm.close()  # its connections belong to this loop
+
+
 def evaluate_advise(
     settings: Settings, repos: Path, root: Path, pairs: Path | None, llm: LLMClient | None = None
 ) -> dict[str, Any]:
@@ -61,11 +71,14 @@ def evaluate_advise(
     per: dict[str, list[int]] = {f: [0, 0] for f in FIELDS}
     paths: dict[str, dict[str, int]] = {f: {} for f in FIELDS}
     results, metas, react = [], {}, []
-    for r in records:
-        meta = extract_metadata(root / r["workdir"], r["command"])
-        if llm is not None:
-            meta, report = asyncio.run(react_fill(root / r["workdir"], r["command"], meta, llm))
-            react.append({"id": r["id"], **report.as_dict()})
+    static = [extract_metadata(root / r["workdir"], r["command"]) for r in records]
+    if llm is not None:  # one event loop for every job: the client's connection pool and limits belong to it
+        filled = asyncio.run(
+            _react_all(llm, [(root / r["workdir"], r["command"], m) for r, m in zip(records, static, strict=True)])
+        )
+        static = [m for m, _ in filled]
+        react = [{"id": r["id"], **report.as_dict()} for r, (_, report) in zip(records, filled, strict=True)]
+    for r, meta in zip(records, static, strict=True):
         metas[r["id"]] = meta
         got = meta.model_dump()
         wrong = []
