@@ -28,7 +28,7 @@ from schedmate.agents.advisor.extract.config_sources import (
     python_assignments,
     resolve_argparse,
 )
-from schedmate.agents.advisor.extract.dict_parsers import dict_parser_specs, factory_settings
+from schedmate.agents.advisor.extract.dict_parsers import dict_parser_specs, factory_settings, parse_pairs
 from schedmate.agents.advisor.extract.hydra import compose_hydra
 from schedmate.agents.advisor.extract.launch import Launch
 from schedmate.agents.advisor.extract.usesites import Use, find_uses
@@ -253,7 +253,7 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
     ex.values.update(python_assignments(code, script, arithmetic=True))
     ex.values.update(cli_function_defaults(code, script))  # fire / typer: the entry function's defaults
     _config_classes(ws, ex, code, script)
-    factory_defaults, _ = factory_settings(ws, code, script, {})  # `HParams(epochs=500, ...)` a factory returns
+    factory_defaults, parsed_from = factory_settings(ws, code, script)  # `HParams(epochs=500, ...)` a factory returns
     ex.values.update({k: Value(v, f, ln) for k, (v, f, ln) in factory_defaults.items()})
     specs = argparse_specs(code) + _imported_parser_specs(ws, code, script) + dict_parser_specs(ws, code, script)
     if specs:
@@ -262,9 +262,10 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
             ex.values.setdefault(key, value)
     else:  # HfArgumentParser / click / fire: no add_argument calls to read, take `--key value` as given
         ex.values.update(flag_values(launch.args))
-    if factory_defaults:  # `--hparams=fp16_run=True,...` the factory parses
-        _, parsed = factory_settings(ws, code, script, {k: v.value for k, v in ex.values.items()})
-        ex.values.update({k: Value(v, "command") for k, v in parsed.items()})
+    for name in parsed_from:  # `--hparams=fp16_run=True,...` the factory parses
+        given = ex.values.get(name)
+        if given is not None and isinstance(given.value, str):
+            ex.values.update({k: Value(v, "command") for k, v in parse_pairs(given.value).items()})
     _read_config_files(ws, ex, launch.args)
     hydra = compose_hydra(ws, launch.script, code, overrides)
     if hydra is not None:
@@ -315,7 +316,7 @@ def _data_module_and_deepspeed(ws: Workspace, ex: Extraction) -> None:
     if not ex.batch_divided_by_world and "batch" not in ex.uses:
         # the batch setting is the whole job's, split over the ranks where the loader is built (yacs
         # `TRAIN.BATCH_SIZE / NUM_GPUS`, `batch_size // world_size`)
-        ex.batch_divided_by_world = any(_BATCH_PER_RANK.search(t) for t in [ex.code, *(t for _, t in ex.modules)])
+        ex.batch_divided_by_world = ex.batch_split_in_code
     ds = ex.get("deepspeed")
     if ds is not None and isinstance(ds.value, str):
         ds_config = ws.read_text_or_none(ds.value)

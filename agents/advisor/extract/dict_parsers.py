@@ -21,10 +21,12 @@ from __future__ import annotations
 import ast
 from typing import Any, Final
 
-from schedmate.agents.advisor.extract.config_sources import ArgSpec, load_structured
+from schedmate.agents.advisor.extract.config_sources import ArgSpec, load_structured, parse_literal
+from schedmate.agents.advisor.extract.param_count import ParamCounter
+from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError
 from schedmate.agents.advisor.extract.workspace import Workspace
 
-__all__ = ["FunctionResolver", "dict_parser_specs", "factory_settings"]
+__all__ = ["FunctionResolver", "dict_parser_specs", "factory_settings", "parse_pairs"]
 
 _FILE_SUFFIXES: Final = (".yaml", ".yml", ".json", ".toml")
 _MAX_DEPTH: Final = 4
@@ -200,13 +202,18 @@ def _specs(values: dict[str, Any], line: int) -> list[ArgSpec]:
     ]
 
 
-def _enclosing(tree: ast.Module, target: ast.AST) -> ast.AST:
-    """The function (or the module) whose body holds ``target``."""
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(n is target for n in ast.walk(node)):
-            inner = _enclosing(ast.Module(body=node.body, type_ignores=[]), target)
-            return node if isinstance(inner, ast.Module) else inner
-    return tree
+def _enclosing_functions(tree: ast.Module) -> dict[int, ast.AST]:
+    """For every node of ``tree`` (by id): the innermost function whose body holds it, or the module."""
+    out: dict[int, ast.AST] = {}
+
+    def visit(node: ast.AST, scope: ast.AST) -> None:
+        out[id(node)] = scope
+        inner = node if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else scope
+        for child in ast.iter_child_nodes(node):
+            visit(child, inner)
+
+    visit(tree, tree)
+    return out
 
 
 def dict_parser_specs(ws: Workspace, code: str, script: str) -> list[ArgSpec]:
@@ -215,15 +222,15 @@ def dict_parser_specs(ws: Workspace, code: str, script: str) -> list[ArgSpec]:
     if tree is None:
         return []
     res = FunctionResolver(ws, script, tree)
+    enclosing = _enclosing_functions(tree)
     specs: list[ArgSpec] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.For) and (found := _flag_loop_param(node)) is not None:
-            scope = _enclosing(tree, node)
-            specs += _specs(res.named(found[0], scope, script, 0) or {}, node.lineno)
+            specs += _specs(res.named(found[0], enclosing[id(node)], script, 0) or {}, node.lineno)
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
             continue
         helper = res.imported_function(node.func.id, script)
-        if helper is None or helper[0] is _enclosing(tree, node):
+        if helper is None or helper[0] is enclosing[id(node)]:
             continue
         fn, _ = helper
         params = [a.arg for a in fn.args.args]
@@ -236,7 +243,7 @@ def dict_parser_specs(ws: Workspace, code: str, script: str) -> list[ArgSpec]:
             arg = next((k.value for k in node.keywords if k.arg == found[0]), None)
             if arg is None and i < len(node.args):
                 arg = node.args[i]
-            specs += _specs(res.dict_of(arg, _enclosing(tree, node), script) or {}, node.lineno)
+            specs += _specs(res.dict_of(arg, enclosing[id(node)], script) or {}, node.lineno)
     return specs
 
 
@@ -263,10 +270,8 @@ def _factory_call(fn: ast.FunctionDef) -> tuple[ast.Call, str | None] | None:
     return None
 
 
-def _pairs(text: str) -> dict[str, Any]:
+def parse_pairs(text: str) -> dict[str, Any]:
     """``"a=1,b=True,c=[1,2]"`` (TensorFlow ``HParams.parse``) as values."""
-    from schedmate.agents.advisor.extract.config_sources import parse_literal  # noqa: PLC0415
-
     out: dict[str, Any] = {}
     depth, start, parts = 0, 0, []
     for i, ch in enumerate(text):
@@ -283,61 +288,47 @@ def _pairs(text: str) -> dict[str, Any]:
     return out
 
 
-class _Computed:
-    """Expressions over a module's constants (``len(symbols)``), by the extractor's bounded interpreter."""
-
-    def __init__(self, ws: Workspace, file: str) -> None:
-        self.ws, self.file = ws, file
-        self.env: dict[str, Any] | None = None
-        self.counter: Any = None
-
-    def value(self, node: ast.expr) -> Any:
-        from schedmate.agents.advisor.extract.param_count import ParamCounter  # noqa: PLC0415
-        from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError  # noqa: PLC0415
-
-        try:
-            if self.env is None:
-                self.counter = ParamCounter(self.ws, max_steps=20_000)
-                self.env = dict(self.counter._module(self.file)[1])
-            v = self.counter._expr(node, dict(self.env), self.file)
-        except (AbortError, RecursionError, ValueError, TypeError, ArithmeticError):
-            return None
-        if v is UNKNOWN or not isinstance(v, int | float | str | bool) or (isinstance(v, str) and len(v) > 200):
-            return None
-        return v
+def _computed(counter: ParamCounter, node: ast.expr, file: str) -> Any:
+    """A keyword's value computed over its module's constants (``n_symbols=len(symbols)``), or None."""
+    try:
+        v = counter.evaluate(node, file)
+    except (AbortError, RecursionError, ValueError, TypeError, ArithmeticError):
+        return None
+    if v is UNKNOWN or not isinstance(v, int | float | str | bool) or (isinstance(v, str) and len(v) > 200):
+        return None
+    return v
 
 
-def factory_settings(
-    ws: Workspace, code: str, script: str, settings: dict[str, Any]
-) -> tuple[dict[str, tuple[Any, str, int]], dict[str, Any]]:
+def factory_settings(ws: Workspace, code: str, script: str) -> tuple[dict[str, tuple[Any, str, int]], list[str]]:
     """Settings of a config factory the entry calls from the job's modules (``hparams = create_hparams(args.hparams)``
     whose body returns ``HParams(epochs=500, batch_size=64, ...)``): its keyword defaults (value, file, line), and
-    the overrides it parses from one of its parameters (``hparams.parse(hparams_string)``) when the caller passes a
-    setting the command line gave (``settings``: name → value)."""
+    the names of the caller's settings the factory parses as ``name=value`` overrides (``hparams.parse(hparams_string)``
+    given ``args.hparams``: ``["hparams"]``; see :func:`parse_pairs`)."""
     tree = _parse(code)
     if tree is None:
-        return {}, {}
+        return {}, []
     res = FunctionResolver(ws, script, tree)
+    enclosing = _enclosing_functions(tree)
+    counter = ParamCounter(ws, max_steps=20_000)
     defaults: dict[str, tuple[Any, str, int]] = {}
-    overrides: dict[str, Any] = {}
+    parsed_from: list[str] = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
             continue
         found = res.imported_function(node.func.id, script)
-        if found is None or (found[1] == script and found[0] is _enclosing(tree, node)):
+        if found is None or (found[1] == script and found[0] is enclosing[id(node)]):
             continue
         fn, file = found
         made = _factory_call(fn)
         if made is None:
             continue
         call, bound = made
-        computed = _Computed(ws, file)
         for kw in call.keywords:
             if not kw.arg:
                 continue
             v = _literal(kw.value)
             if v is None and not isinstance(kw.value, ast.Constant):
-                v = computed.value(kw.value)  # `n_symbols=len(symbols)` over a module's constants
+                v = _computed(counter, kw.value, file)  # `n_symbols=len(symbols)` over a module's constants
             if v is not None:
                 defaults[kw.arg] = (v, file, kw.value.lineno)
         params = [a.arg for a in fn.args.args]
@@ -351,7 +342,6 @@ def factory_settings(
             i = params.index(sub.args[0].id)
             arg = node.args[i] if i < len(node.args) else None
             name = arg.attr if isinstance(arg, ast.Attribute) else arg.id if isinstance(arg, ast.Name) else None
-            given = settings.get(name) if name else None
-            if isinstance(given, str):
-                overrides.update(_pairs(given))
-    return defaults, overrides
+            if name:
+                parsed_from.append(name)
+    return defaults, parsed_from

@@ -55,6 +55,11 @@ class ParamCounter(Evaluator):
         return self._modules[file]
 
     # --- public API -----------------------------------------------------------------------------
+    def evaluate(self, node: ast.expr, file: str) -> Any:
+        """An expression over the names module ``file`` defines (``len(symbols)``); ``UNKNOWN`` if it cannot be
+        told. Raises :class:`AbortError` when the module cannot be read or the step budget is spent."""
+        return self._expr(node, dict(self._module(file)[1]), file)
+
     def module_env(self, file: str) -> dict[str, Any]:
         """Names a source file defines or imports at module level (empty if unreadable)."""
         try:

@@ -709,16 +709,15 @@ def _unreached_functions(tree: ast.Module, dead: set[int]) -> set[int]:
     out: set[int] = set()
     for _ in range(2):
         calls: dict[str, list[ast.Call]] = {}
-        referenced: set[str] = set()
+        mentions: dict[str, int] = {}  # every use of the name, called or handed on
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in fns:
                 calls.setdefault(node.func.id, []).append(node)
-            elif isinstance(node, ast.Name) and node.id in fns and isinstance(node.ctx, ast.Load):
-                referenced.add(node.id)
+            elif isinstance(node, ast.Name) and node.id in fns:
+                mentions[node.id] = mentions.get(node.id, 0) + 1
         for name, sites in calls.items():
-            passed = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name) > len(sites)
-            if passed or name not in referenced:
-                continue  # handed to something (a callback, mp.spawn) or never called by name: cannot tell
+            if mentions.get(name, 0) > len(sites):
+                continue  # handed to something (a callback, mp.spawn): cannot tell
             if all(id(c) in dead or id(c) in out for c in sites):
                 out.update(id(n) for n in ast.walk(fns[name]))
     return out
