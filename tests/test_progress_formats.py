@@ -187,3 +187,22 @@ def test_a_bar_whose_glyphs_a_notebook_dropped_still_counts_steps() -> None:
     got = snap(lines)
     assert (got["step"], got["epoch"]) == (1599, 0) and got["loss"] in (0.158, 0.149)  # running mean or the step's
     assert got["step_time_s"] == pytest.approx(1 / 2.07, rel=0.01)
+
+
+def test_a_declared_run_length_gives_the_remaining_time_when_no_counter_shows_a_total() -> None:
+    """nanoGPT prints `Overriding: max_iters = 5000` once, then `iter N: loss …, time …ms` with no n/N: the declared
+    length is the total, so the tracker can say what is left ((5000 - 200) x 0.03 s). Lightning's `max_steps: -1`
+    (unlimited) declares nothing, a declared total below the step is not the run's length, and a declared total
+    survives the job's durable state."""
+    from schedmate.agents.tracker.progress import JobProgress  # noqa: PLC0415
+
+    iters = [f"iter {n}: loss 2.{n % 7}, time 30.00ms, mfu 1.2%" for n in (100, 200)]
+    got = snap(["Overriding: max_iters = 5000", *iters])
+    assert got["total_steps"] == 5000
+    assert got["eta_s"] == pytest.approx(4800 * 0.03)
+    assert snap(["  max_steps: -1", *iters])["eta_s"] is None
+    assert snap(["max_iters = 150", *iters])["total_steps"] is None
+    tracker = MetricTracker()
+    tracker.feed("j", 1, split_physical_lines(b"[RANK 0]   Total optimization steps = 3,000\n"))
+    state = tracker.job("j").progress.to_state()
+    assert JobProgress.from_state(json.loads(json.dumps(state))).declared_total == 3000

@@ -40,8 +40,9 @@ Metric = Literal[
     "global_batch_size",
 ]
 METRICS: Final = get_args(Metric)
-# How a slot was recognised: a named key, a bar/loop counter ``n/N``, or a bar's rate.
-SlotKind = Literal["keyed", "counter", "bar_rate"]
+# How a slot was recognised: a named key, a bar/loop counter ``n/N``, a bar's rate, or a declared total.
+# "declared": a run's planned length, printed once ("max_steps: 3000", "Total optimization steps = 3,000").
+SlotKind = Literal["keyed", "counter", "bar_rate", "declared"]
 
 # A number token. A leading '-' counts as a sign only after a separator (so dates stay positive).
 # "nan", "inf" and "Infinity" standing alone are numbers too (a diverged loss prints them).
@@ -101,6 +102,15 @@ _STEP_KEYS: Final = frozenset(
     {"step", "iter", "iteration", "iters", "global_step", "train/global_step", "train/step", "num_updates",
      "update", "updates", "trainer/global_step", "iter(train)", "optimizer_step", "acc_iter", "cur_iter",
      "global_iter", "global_iteration", "cur_step", "curr_step", "current_step", "iter_num", "step_num"}
+)  # fmt: skip
+# Settings that declare how many optimizer steps a run takes, as trainers print them in their argument dumps and
+# headers: HF Trainer / accelerate (max_steps, "Total optimization steps", max_train_steps), nanoGPT (max_iters),
+# detectron2 / yacs (MAX_ITER), fairseq (max_update), T5X / TF (train_steps, num_train_steps) and schedulers
+# (num_training_steps, total_steps). A value of 0 or below means "unlimited" in several of them and is ignored.
+_DECLARED_TOTAL_KEYS: Final = frozenset(
+    {"max_steps", "total_optimization_steps", "max_train_steps", "max_iters", "max_iter", "max_update",
+     "train_steps", "num_train_steps", "num_training_steps", "total_steps", "total_training_steps",
+     "max_iterations", "total_iters"}
 )  # fmt: skip
 # Rates of training steps (a bar's "it/s" is handled with the bar): the step time is their inverse.
 _STEP_RATE_KEYS: Final = frozenset({"ups", "steps_per_s", "steps_per_sec", "steps_per_second", "it_s", "iters_per_s"})
@@ -179,8 +189,8 @@ class TemplateSpec:
         """Whether lines of this template report training progress."""
         if self.is_eval or self.is_summary:
             return False
-        core = {s.metric for s in self.slots} - {"epoch", "total_epochs", "lr", "global_batch_size"}
-        return bool(core)
+        named = {s.metric for s in self.slots if s.kind != "declared"}
+        return bool(named - {"epoch", "total_epochs", "lr", "global_batch_size"})
 
     def to_json(self) -> str:
         """Serialise for the template cache."""
@@ -249,6 +259,14 @@ def _metric_for_key(key: str) -> Metric | None:
         return "loss"  # "closs", "lm_loss", "ce_loss": a training loss by its name (not "val_loss")
     # "learning rate" → learning_rate; "global step" → global_step (already normalised)
     return None
+
+
+def _declared_total(words: str) -> bool:
+    """Whether the words before a number name a run's planned number of steps (the last one to four words)."""
+    parts = words.split()
+    return any(
+        _normalise_key(" ".join(parts[i:])) in _DECLARED_TOTAL_KEYS for i in range(max(0, len(parts) - 4), len(parts))
+    )
 
 
 def _metric_for_words(words: str) -> Metric | None:
@@ -343,6 +361,9 @@ def learn_spec(line: str) -> TemplateSpec:
         if metric == "loss" and key_m and _AGGREGATE.search(" ".join(key_m.group(1).split()[-3:])):
             aggregated.add(i)
         key_unit = (key_m.group(2) or "").strip(" ()") if key_m else ""
+        if key_m and not unit and not is_counter and _declared_total(key_m.group(1)):
+            slots.append(Slot(i, "total_steps", "declared"))
+            continue
         if metric == "epoch" and ds_epoch is not None and ds_epoch.start() <= start < ds_epoch.end():
             continue
         if unit in ("it/s", "s/it") and metric is None:

@@ -78,6 +78,7 @@ class JobProgress:
     progress_lines: int = 0
     printed_step_time: bool = False  # the log prints its own step time: never derive one from timestamps
     time_anchor: tuple[float, float] | None = None  # (time, step) of the latest progress line with a new step
+    declared_total: float | None = None  # the run's planned steps as its settings print them ("max_steps: 3000")
 
     def update(self, spec: TemplateSpec, numbers: list[float], line_no: int) -> bool:
         """Apply one line; return True if it carried training progress."""
@@ -92,6 +93,10 @@ class JobProgress:
             v = slot.value(numbers[slot.index])
             if v is None or ((math.isnan(v) or math.isinf(v)) and slot.metric != "loss"):
                 continue  # a non-finite loss is news (divergence); any other non-finite value is noise
+            if slot.kind == "declared":
+                if v > 0 and float(v).is_integer():
+                    self.declared_total = v
+                continue
             if slot.kind == "counter":
                 if slot.metric == "step":
                     counter_n = v
@@ -184,6 +189,8 @@ class JobProgress:
         """The current progress, with an ETA when the total is known."""
         g = self.latest.get
         step, total, st = g("step"), g("total_steps"), g("step_time_s")
+        if total is None and step is not None and self.declared_total is not None and self.declared_total >= step:
+            total = self.declared_total  # no counter says n/N: the planned length the run declared
         eta = None
         if step is not None and total is not None and st is not None and total >= step:
             eta = round((total - step) * st, 3)
@@ -214,6 +221,7 @@ class JobProgress:
             "progress_lines": self.progress_lines,
             "printed_step_time": self.printed_step_time,
             "time_anchor": self.time_anchor,
+            "declared_total": self.declared_total,
         }
 
     @classmethod
@@ -229,4 +237,5 @@ class JobProgress:
             progress_lines=d.get("progress_lines", 0),
             printed_step_time=bool(d.get("printed_step_time", False)),
             time_anchor=None if d.get("time_anchor") is None else tuple(d["time_anchor"]),  # type: ignore[arg-type]
+            declared_total=_as_float(d.get("declared_total")),
         )

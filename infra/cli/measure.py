@@ -37,6 +37,7 @@ def eval_metrics(
         return
     _verdicts([(r["ok"], r["id"], " " + json.dumps(r["wrong"])) for r in out["results"]])
     typer.echo(f"fully right: {out['fully_right']}/{out['logs']} = {out['share']:.1%}")
+    typer.echo(f"remaining time known (a total and a speed): {out['with_remaining_time']}/{out['logs']}")
 
 
 @eval_app.command("diagnose")

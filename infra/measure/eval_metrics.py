@@ -5,7 +5,8 @@
 
 A log is fully right when step and loss are exact, step time is within 5% where labelled,
 and every other labelled value (lr, epoch, samples/s) is within 1% (or an accepted
-alternative). Prints one line per log and the share of logs fully right.
+alternative). Prints one line per log, the share of logs fully right, and how many logs let the
+tracker say how long the job has left (a total to count towards and a speed: ``eta_s``).
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def evaluate_metrics(path: Path) -> dict[str, Any]:
             for f, w in expected.items()
             if f in snap and f != "line" and not _ok(f, snap.get(f), w, row.get("alternatives", {}).get(f, []))
         }
-        results.append({"id": row["id"], "ok": not wrong, "wrong": wrong})
+        results.append({"id": row["id"], "ok": not wrong, "wrong": wrong, "remaining": snap.get("eta_s") is not None})
     n_ok = sum(r["ok"] for r in results)
-    return {"logs": len(results), "fully_right": n_ok, "share": n_ok / max(1, len(results)), "results": results}
+    return {"logs": len(results), "fully_right": n_ok, "share": n_ok / max(1, len(results)),
+            "with_remaining_time": sum(r["remaining"] for r in results), "results": results}  # fmt: skip
