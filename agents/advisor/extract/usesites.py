@@ -127,6 +127,7 @@ class _Resolver:
         self._tests: dict[int, ast.expr] = {}  # id(If) → its test
         self._modules: dict[str, ast.Module | None] = {}  # workspace module path → parsed (once)
         self._helpers: dict[str, ast.FunctionDef | None] = {}  # imported name → its definition (once)
+        self._imports: dict[str, tuple[str, int, str]] | None = None  # local name → (module, level, name there)
         self._scope_lines: dict[int, _Scope] = {}  # line → innermost function scope (once)
         self._index(tree, self.module)
 
@@ -876,16 +877,20 @@ def _imported_trees(ws: Workspace, r: _Resolver, file: str) -> Iterator[tuple[st
 def _imported_function(ws: Workspace, r: _Resolver, name: str, file: str) -> ast.FunctionDef | None:
     """The definition of ``name`` imported into the entry script from a workspace module (looked up once)."""
     if name not in r._helpers:
+        if r._imports is None:  # every `from M import a as b` of the entry script, mapped once (the first wins)
+            r._imports = {}
+            for node in ast.walk(r.module.node):
+                if isinstance(node, ast.ImportFrom):
+                    for a in node.names:
+                        r._imports.setdefault(a.asname or a.name, (node.module or "", node.level, a.name))
         r._helpers[name] = None
-        for node in ast.walk(r.module.node):
-            if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
-                real = next(a.name for a in node.names if (a.asname or a.name) == name)
-                path = ws.module_file(node.module or "", node.level, file)
-                mod = r.parsed(path) if path else None
-                r._helpers[name] = next(
-                    (d for d in (mod.body if mod else []) if isinstance(d, ast.FunctionDef) and d.name == real), None
-                )
-                break
+        if (imported := r._imports.get(name)) is not None:
+            module, level, real = imported
+            path = ws.module_file(module, level, file)
+            mod = r.parsed(path) if path else None
+            r._helpers[name] = next(
+                (d for d in (mod.body if mod else []) if isinstance(d, ast.FunctionDef) and d.name == real), None
+            )
     return r._helpers[name]
 
 

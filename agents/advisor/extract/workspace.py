@@ -73,6 +73,7 @@ class Workspace:
         self.max_files = max_files
         self.reads = reads if reads is not None else {}  # real path → sha1 of every file read (version manager)
         self._texts: dict[Path, str] = {}  # real path → text: a file read twice is read (and charged) once
+        self._modules: dict[tuple[str, int, str], str | None] = {}  # (module, level, importer's folder) → file
 
     def resolve(self, rel: str | Path) -> Path:
         """The real path of ``rel`` inside the root; raises :class:`WorkspaceError` if it escapes."""
@@ -120,6 +121,12 @@ class Workspace:
     def module_file(self, module: str, level: int, importer: str) -> str | None:
         """The local file of ``module`` imported (``level`` dots) from ``importer``; None if not in the workspace."""
         base = PurePosixPath(importer).parent
+        key = (module, level, str(base))
+        if key not in self._modules:
+            self._modules[key] = self._module_file(module, level, base)
+        return self._modules[key]
+
+    def _module_file(self, module: str, level: int, base: PurePosixPath) -> str | None:
         parts = [p for p in module.split(".") if p]
         roots = [base] if level else [base, PurePosixPath(), PurePosixPath("src")]  # src layout: src/pkg/
         if level > 1:
