@@ -101,6 +101,10 @@ class Cluster:
             self.drained.discard(node)
             self._by_free[self._free[node]].add(node)
 
+    def free_on(self, node: int) -> int:
+        """Free GPUs of ``node`` a new job could get (none on a drained node)."""
+        return 0 if node in self.drained else self._free[node]
+
     def free_gpus(self) -> int:
         """GPUs a new job could get now (drained nodes excluded)."""
         return self.capacity - self.used - sum(self._free[n] for n in self.drained)

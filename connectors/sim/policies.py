@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from schedmate.connectors.sim.engine import SimJob, Simulation
     from schedmate.connectors.sim.interference import Interference
 
-__all__ = ["DurationEstimator", "Lucid", "Policy", "PriorityPolicy", "Recovery", "Tiresias"]
+__all__ = ["DurationEstimator", "Lucid", "Policy", "PriorityPolicy", "Recovery", "Srtf", "Tiresias"]
 
 
 class DurationEstimator(Protocol):
@@ -281,6 +281,162 @@ class Tiresias(Policy):
             if sim.cluster.fits(job.gpus):
                 return True
         return sim.cluster.fits(job.gpus)
+
+
+class Srtf(_Estimated):
+    """Preemptive shortest-remaining-service first: jobs run by ascending expected remaining service (remaining time
+    x GPUs), and the best waiting job that fits nowhere preempts running jobs that have much more left.
+
+    A job's remaining time before it runs is the estimator's duration. While it runs, with a ``tracker`` (SchedMate's
+    Metric Tracker, which reads step / total steps and the speed from the job's log) it is what the tracker says
+    once it has read some progress; otherwise — no tracker, or a log that prints no total — the estimate less the
+    time run, and once a job has run past two thirds of its estimate, half its age (it has outlived its estimate;
+    long-running jobs tend to keep running, as least-attained-service assumes). Rules that keep preemption worth its
+    restore overhead: a running job is preempted only when its remaining service is more than ``ratio`` times the
+    waiting job's and it has run ``min_run_s`` since it (re)started; victims are taken largest remaining service
+    first, on the node (or, for a multi-node job, the whole nodes) whose victims all have the most left; after an
+    attempt found no room, jobs as wide and no shorter try again only ``retry_s`` of simulated time later. A
+    preempted job waits with its remaining service as its priority."""
+
+    def __init__(
+        self,
+        name: str,
+        estimator: DurationEstimator,
+        tracker: Callable[[SimJob, float], float | None] | None = None,
+        *,
+        ratio: float = 2.0,
+        min_run_s: float = 600.0,
+        retry_s: float = 300.0,
+    ) -> None:
+        super().__init__()
+        self.name = name
+        self.estimator = estimator
+        self.tracker = tracker
+        self.ratio = ratio
+        self.min_run_s = min_run_s
+        self.retry_s = retry_s
+        self._on_node: dict[int, set[int]] = {}  # node → running jobs with GPUs on it
+        self._tried: dict[int, tuple[float, float]] = {}  # GPUs → (priority, when) of the last attempt without room
+        self.preemptions = 0
+
+    def remaining_s(self, job: SimJob, now: float) -> float:
+        """Expected seconds ``job`` still runs (at full speed)."""
+        done = job.attained(now) / max(job.gpus, 1)
+        if self.tracker is not None and done > 0:
+            told = self.tracker(job, done)
+            if told is not None:
+                return told
+        left = float(job.info["estimate_s"]) - done
+        return max(left, done / 2.0, 1.0)
+
+    def _estimate(self, job: SimJob) -> None:
+        super()._estimate(job)
+        if job.attained_gpu_s > 0:  # preempted or failed: what is left of it
+            job.priority = self.remaining_s(job, self.sim.now) * max(job.gpus, 1)
+
+    def on_arrival(self, job: SimJob) -> None:
+        """Queue the job by its expected remaining service."""
+        self._estimate(job)
+        self._queue.push(job)
+
+    def on_finish(self, job: SimJob) -> None:
+        """Teach the estimator; the job no longer runs."""
+        self._learn(job)
+        self._forget(job)
+
+    def on_failed(self, job: SimJob) -> None:
+        """A failed job no longer runs."""
+        self._forget(job)
+
+    def _forget(self, job: SimJob) -> None:
+        for node in job.info.pop("nodes", ()):
+            self._on_node[node].discard(job.idx)
+
+    def _start(self, job: SimJob) -> None:
+        self.sim.start(job)
+        assert job.alloc is not None
+        nodes = [node for node, _ in job.alloc.parts]
+        job.info["nodes"] = nodes
+        for node in nodes:
+            self._on_node.setdefault(node, set()).add(job.idx)
+
+    def schedule(self) -> None:
+        """Start jobs in order (backfilling); when the best waiting job fits nowhere, make room for it by
+        preemption if the rules allow."""
+        sim, queue, fits = self.sim, self._queue, self.sim.cluster.fits
+        while True:
+            idx = queue.best(fits)
+            if idx is None:
+                head = queue.first()
+                if head is None or not self._make_room(sim.by_idx[head]):
+                    return
+                idx = head
+            queue.remove(idx)
+            self._start(sim.by_idx[idx])
+
+    def _make_room(self, job: SimJob) -> bool:
+        sim, cluster, now = self.sim, self.sim.cluster, self.sim.now
+        tried = self._tried.get(job.gpus)
+        if tried is not None and job.priority >= tried[0] and now - tried[1] < self.retry_s:
+            return False  # as wide as one that found no room lately and no shorter: running jobs only got shorter
+        bar = self.ratio * job.priority
+        service: dict[int, float] = {}
+
+        def movable(idx: int) -> bool:
+            if idx not in service:
+                other = sim.by_idx[idx]
+                ok = now - other.run_since_s >= self.min_run_s
+                service[idx] = self.remaining_s(other, now) * other.gpus if ok else -1.0
+            return service[idx] > bar
+
+        per = cluster.per_node
+        best: tuple[float, list[int]] | None = None
+        if job.gpus <= per:
+            for node, idxs in self._on_node.items():
+                free = cluster.free_on(node)
+                if node in cluster.drained or not idxs or free >= job.gpus:
+                    continue
+                here = {i: sum(n for nd, n in sim.by_idx[i].alloc.parts if nd == node)  # type: ignore[union-attr]
+                        for i in idxs if movable(i)}  # fmt: skip
+                if free + sum(here.values()) < job.gpus:
+                    continue
+                chosen, got = [], free
+                for i in sorted(here, key=lambda i: (-service[i], i)):
+                    if got >= job.gpus:
+                        break
+                    chosen.append(i)
+                    got += here[i]
+                shortest = min(service[i] for i in chosen)  # the victim closest to its end
+                if best is None or shortest > best[0]:
+                    best = (shortest, chosen)
+        else:
+            whole = -(-job.gpus // per) - sum(1 for n in range(cluster.nodes) if cluster.free_on(n) == per)
+            clearable = []
+            for node, idxs in self._on_node.items():
+                if node in cluster.drained or not idxs or not all(movable(i) for i in idxs):
+                    continue
+                clearable.append((-min(service[i] for i in idxs), node))
+            if 0 < whole <= len(clearable):
+                clearable.sort()
+                chosen_set: set[int] = set()
+                for _, node in clearable[:whole]:
+                    chosen_set |= self._on_node[node]
+                best = (0.0, sorted(chosen_set))
+        if best is None or not best[1]:
+            self._tried[job.gpus] = (job.priority, now)
+            return False
+        for i in best[1]:
+            victim = sim.by_idx[i]
+            self._forget(victim)
+            sim.preempt(victim)
+            victim.priority = self.remaining_s(victim, now) * max(victim.gpus, 1)
+            self._queue.push(victim)
+            self.preemptions += 1
+        if not cluster.fits(job.gpus):
+            self._tried[job.gpus] = (job.priority, now)
+            return False
+        self._tried.pop(job.gpus, None)
+        return True
 
 
 class Lucid(_Estimated):

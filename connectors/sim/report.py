@@ -84,7 +84,9 @@ def write_report(report: Report, folder: Path) -> Path:
     ]
     pairs = [("sjf-schedmate", "qssf"), ("sjf-schedmate", "tiresias"), ("sjf-schedmate", "fifo"),
              ("lucid-schedmate", "lucid"), ("sjf-schedmate", "sjf-oracle"),
-             ("sjf-schedmate", "sjf-schedmate-manual")]  # fmt: skip
+             ("sjf-schedmate", "sjf-schedmate-manual"), ("srtf-schedmate", "srtf-qssf"), ("srtf-schedmate", "qssf"),
+             ("srtf-schedmate", "srtf-oracle"),
+             ("srtf-schedmate", "tiresias"), ("srtf-qssf", "qssf")]  # fmt: skip
     found = [(a, b) for a, b in pairs if a in avg and b in avg]
     if found:
         lines += ["Average JCT compared:", ""]

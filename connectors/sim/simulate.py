@@ -7,6 +7,7 @@ fresh estimator; SchedMate's estimators share one extraction of every workload's
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -19,7 +20,7 @@ from schedmate.connectors.sim.cluster import Cluster
 from schedmate.connectors.sim.engine import Faults, JobResult, Simulation
 from schedmate.connectors.sim.estimators import AdvisorEstimator, HistoryEstimator, OracleEstimator
 from schedmate.connectors.sim.interference import Interference
-from schedmate.connectors.sim.policies import Lucid, Policy, Recovery, Tiresias, fifo, sjf
+from schedmate.connectors.sim.policies import Lucid, Policy, Recovery, Srtf, Tiresias, fifo, sjf
 from schedmate.connectors.sim.trace import Trace, TraceJob
 from schedmate.connectors.sim.workloads import Assignment, Catalogue, attach
 
@@ -29,9 +30,11 @@ if TYPE_CHECKING:
 __all__ = ["POLICIES", "PolicyResult", "Report", "simulate"]
 
 POLICIES: Final = ("fifo", "sjf-oracle", "qssf", "tiresias", "lucid", "sjf-schedmate", "lucid-schedmate",
-                    "sjf-schedmate-manual")  # fmt: skip
-_NEEDS_ADVISOR: Final = frozenset({"sjf-schedmate", "lucid-schedmate", "sjf-schedmate-manual"})
-_AUTO_RECOVERY: Final = frozenset({"sjf-schedmate", "lucid-schedmate"})
+                    "sjf-schedmate-manual", "srtf-oracle", "srtf-qssf", "srtf-schedmate")  # fmt: skip
+_NEEDS_ADVISOR: Final = frozenset({"sjf-schedmate", "lucid-schedmate", "sjf-schedmate-manual", "srtf-schedmate"})
+_AUTO_RECOVERY: Final = frozenset({"sjf-schedmate", "lucid-schedmate", "srtf-schedmate"})
+TRACKER_COVERAGE: Final = 0.5  # share of jobs whose log gives the Metric Tracker a total (see README, issue 11)
+TRACKER_WARMUP_S: Final = 300.0  # progress the tracker reads before it trusts a speed
 
 
 @dataclass
@@ -110,6 +113,7 @@ def simulate(
     node_mtbf_days: float = 30.0,
     fault_kw: dict[str, float] | None = None,
     recur: float = 0.5,
+    tracker_coverage: float = TRACKER_COVERAGE,
     embedder: Embedder | None = None,
     progress: Callable[[str, int, int], Callable[[int], None]] | None = None,
 ) -> Report:
@@ -118,7 +122,9 @@ def simulate(
     With ``failures``, nodes go bad (a Poisson process, mean ``node_mtbf_days`` per node; ``fault_kw`` sets
     :class:`Faults`' repair, fail-after and checkpoint times) and fail the jobs on them; a failed job is submitted
     again by its user after a delay, or — the SchedMate policies except ``sjf-schedmate-manual`` — by the Failure
-    Handler's requeue action, which also drains the node, once it diagnosed the failure (``recovery``)."""
+    Handler's requeue action, which also drains the node, once it diagnosed the failure (``recovery``).
+    ``tracker_coverage``: the share of jobs (per workload, seeded) whose log gives ``srtf-schedmate``'s Metric Tracker
+    a total to read the remaining time from."""
     unknown = [p for p in policies if p not in POLICIES]
     if unknown:
         raise TraceError(f"unknown policy {unknown[0]!r}; choose from {', '.join(POLICIES)}")
@@ -152,10 +158,12 @@ def simulate(
         policy.recovery = replace(recovery, auto=name in _AUTO_RECOVERY, seed=seed)
         sim = Simulation(jobs, main, policy, faults=faults,
                          progress=progress(name, len(jobs), 0) if progress else None)  # fmt: skip
-        _annotate(sim, assignments)
+        _annotate(sim, assignments, seed, tracker_coverage)
         t1 = time.perf_counter()
         results = sim.run()
         extra = _estimate_quality(sim)
+        if isinstance(policy, (Srtf, Tiresias)):
+            extra["preemptions"] = sum(r.preemptions for r in results)
         if faults is not None:
             extra.update(node_faults=sim.fault_count, drains=sim.drains,
                          job_failures=sum(r.failures for r in results))  # fmt: skip
@@ -181,10 +189,21 @@ def _estimate_quality(sim: Simulation) -> dict[str, Any]:
     }
 
 
-def _annotate(sim: Simulation, assignments: list[Assignment]) -> None:
+def _annotate(sim: Simulation, assignments: list[Assignment], seed: int, coverage: float) -> None:
     for job in sim.jobs:
         a = assignments[job.idx]
-        job.info.update(workload=a.workload.key, status=a.status, util_true=a.util_true, mem_mb=a.workload.mem_mb)
+        tracked = random.Random(f"{seed}:tracked:{a.workload.project}:{a.workload.key}").random() < coverage
+        job.info.update(workload=a.workload.key, status=a.status, util_true=a.util_true, mem_mb=a.workload.mem_mb,
+                        planned_s=a.planned_s, tracked=tracked)  # fmt: skip
+
+
+def tracked_remaining(job: Any, done_s: float) -> float | None:
+    """What SchedMate's Metric Tracker says is left of a running job: its log's step / total steps at the speed it
+    reads — the time to the end the job planned (an early exit is not foreseen) — once it has read
+    :data:`TRACKER_WARMUP_S` of progress, for the jobs whose log prints a total; otherwise nothing."""
+    if done_s < TRACKER_WARMUP_S or not job.info.get("tracked"):
+        return None
+    return max(float(job.info["planned_s"]) - done_s, 1.0)
 
 
 def _policy(name: str, advisor: AdvisorEstimator | None, seed: int, profiler: Cluster | None) -> Policy:
@@ -196,14 +215,24 @@ def _policy(name: str, advisor: AdvisorEstimator | None, seed: int, profiler: Cl
         return sjf(name, HistoryEstimator())
     if name == "tiresias":
         return Tiresias()
-    assert name in ("lucid", "sjf-schedmate", "lucid-schedmate", "sjf-schedmate-manual")
+    if name == "srtf-oracle":
+        return Srtf(name, OracleEstimator(), _true_remaining)
+    if name == "srtf-qssf":
+        return Srtf(name, HistoryEstimator())
     if name == "lucid":
         return Lucid(name, HistoryEstimator(), _profiled_util, Interference(seed), profiler=profiler)
     assert advisor is not None
     fresh = advisor.fresh()
     if name in ("sjf-schedmate", "sjf-schedmate-manual"):
         return sjf(name, fresh)
+    if name == "srtf-schedmate":
+        return Srtf(name, fresh, tracked_remaining)
     return Lucid(name, fresh, _profiled_util, Interference(seed), evict=True, profiler=profiler)
+
+
+def _true_remaining(job: Any, done_s: float) -> float:
+    """The oracle's remaining time: the trace's duration less the time run (a bound, not a policy)."""
+    return max(float(job.work_s) - done_s, 1.0)
 
 
 def _profiled_util(job: Any) -> float:

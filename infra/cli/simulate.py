@@ -16,8 +16,10 @@ from schedmate.schemas.exceptions import SchedMateError
 __all__ = ["simulate"]
 
 _POLICY_HELP = (
-    "Comma-separated: fifo, sjf-oracle, qssf, tiresias, lucid, sjf-schedmate, lucid-schedmate, and "
-    "sjf-schedmate-manual (SchedMate's estimates, failures left to users)."
+    "Comma-separated: fifo, sjf-oracle, qssf, tiresias, lucid, sjf-schedmate, lucid-schedmate, "
+    "sjf-schedmate-manual (SchedMate's estimates, failures left to users), and the preemptive srtf-oracle (a "
+    "bound), srtf-qssf and srtf-schedmate (shortest remaining service first; SchedMate's reads the remaining time "
+    "of running jobs from the Metric Tracker)."
 )
 
 
@@ -71,6 +73,14 @@ def simulate(
             help="With --failures: share of infrastructure failures the Failure Handler diagnoses.", min=0.0, max=1.0
         ),
     ] = 0.85,
+    tracker_coverage: Annotated[
+        float,
+        typer.Option(
+            help="srtf-schedmate: share of jobs whose log gives the Metric Tracker a total (remaining time).",
+            min=0.0,
+            max=1.0,
+        ),
+    ] = 0.5,
     out: Annotated[Path, typer.Option(help="Folder for report.md, the JCT CDF plots and result.json.")] = Path(
         "simulation-report"
     ),
@@ -114,7 +124,7 @@ def simulate(
             recovery = Recovery(user_delay_s=user_delay_min * 60, recall=diagnosis_recall, seed=seed)
             report = run_policies(loaded, names, gpus=size, gpus_per_node=gpus_per_node, seed=seed,
                                   early_exit=early_exit, embedder=embedder, progress=progress, failures=failures,
-                                  recovery=recovery, node_mtbf_days=node_mtbf_days,
+                                  recovery=recovery, node_mtbf_days=node_mtbf_days, tracker_coverage=tracker_coverage,
                                   fault_kw={"repair_s": repair_hours * 3600})  # fmt: skip
     except SchedMateError as exc:
         fail(exc)
