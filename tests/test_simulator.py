@@ -227,9 +227,11 @@ def test_every_policy_runs_and_the_run_is_reproducible() -> None:
     assert faulty.policies["sjf-schedmate"].extra["drains"] > 0
     assert faulty.policies["sjf-schedmate-manual"].extra["drains"] == 0
     assert set(a["policies"]) == set(POLICIES)
-    for figures in a["policies"].values():
+    for name, figures in a["policies"].items():
         assert figures["jobs"] == len(trace.jobs)
         assert figures["avg_jct_s"] >= figures["avg_queue_s"]
+        extra, own = faulty.policies[name].extra, faulty.policies[name].summary()
+        assert extra["longest_1pct_slowdown"] >= 1.0 and extra["max_jct_s"] >= own["p99_jct_s"]
     oracle, fifo_jct = a["policies"]["sjf-oracle"]["avg_jct_s"], a["policies"]["fifo"]["avg_jct_s"]
     assert oracle < fifo_jct  # ordering by true service must beat arrival order on a contended cluster
     cat = Catalogue()

@@ -27,13 +27,14 @@ def table_rows(report: Report) -> list[list[str]]:
         out.append([
             name, _hours(float(s["avg_jct_s"])), _hours(float(s["p50_jct_s"])), _hours(float(s["p99_jct_s"])),
             _hours(float(s["avg_queue_s"])), _hours(float(s["makespan_s"])),
+            f"{float(result.extra.get('longest_1pct_slowdown', float('nan'))):.2f}",
             "—" if quality is None else f"{100 * float(quality):.1f} %", f"{result.wall_s:.1f}",
         ])  # fmt: skip
     return out
 
 
 HEADER = ["policy", "avg JCT (h)", "p50 JCT (h)", "p99 JCT (h)", "avg queue (h)", "makespan (h)",
-          "estimates within 100 %", "sim wall (s)"]  # fmt: skip
+          "slowdown of the longest 1 %", "estimates within 100 %", "sim wall (s)"]  # fmt: skip
 
 
 def _cdf_plot(report: Report, path: Path, log: bool) -> None:

@@ -161,7 +161,7 @@ def simulate(
         _annotate(sim, assignments, seed, tracker_coverage)
         t1 = time.perf_counter()
         results = sim.run()
-        extra = _estimate_quality(sim)
+        extra = _estimate_quality(sim) | _long_jobs(results)
         if isinstance(policy, (Srtf, Tiresias)):
             extra["preemptions"] = sum(r.preemptions for r in results)
         if faults is not None:
@@ -172,6 +172,16 @@ def simulate(
         if isinstance(est, AdvisorEstimator):
             report.estimator_methods[name] = dict(est.methods)
     return report
+
+
+def _long_jobs(results: list[JobResult]) -> dict[str, Any]:
+    """What a policy costs the longest jobs (the price of favouring short ones): the mean slowdown (JCT ÷ duration)
+    of the longest 1 % of jobs, and the largest JCT."""
+    dur = np.asarray([max(r.duration_s, 1.0) for r in results], dtype=np.float64)
+    jct = np.asarray([r.jct_s for r in results], dtype=np.float64)
+    longest = dur >= np.quantile(dur, 0.99)
+    return {"longest_1pct_slowdown": round(float(np.mean(jct[longest] / dur[longest])), 3),
+            "max_jct_s": round(float(jct.max()), 1)}  # fmt: skip
 
 
 def _estimate_quality(sim: Simulation) -> dict[str, Any]:
