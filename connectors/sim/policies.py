@@ -9,12 +9,11 @@ policies order by expected *service* (duration x GPUs), as QSSF does.
 from __future__ import annotations
 
 import heapq
-import math
 import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from schedmate.connectors.sim.cluster import Cluster
@@ -284,9 +283,6 @@ class Tiresias(Policy):
         return sim.cluster.fits(job.gpus)
 
 
-_PROMOTED: Final = -1e18  # the priority of a starved job (ties: submission order)
-
-
 def _gpus_on(job: SimJob, node: int) -> int:
     """GPUs ``job`` holds on ``node``."""
     alloc = job.alloc
@@ -306,11 +302,7 @@ class Srtf(_Estimated):
     waiting job's and it has run ``min_run_s`` since it (re)started; victims are taken largest remaining service
     first, on the node (or, for a multi-node job, the whole nodes) whose victims all have the most left; after an
     attempt found no room, jobs as wide and no shorter try again only ``retry_s`` of simulated time later. A
-    preempted job waits with its remaining service as its priority.
-
-    Starvation bound (``starve_s``, off by default): a job that has waited ``starve_s`` since it was last queued
-    goes ahead of every job not so promoted (among them, in submission order), may preempt any running job that is
-    not protected, and is itself never preempted again."""
+    preempted job waits with its remaining service as its priority."""
 
     def __init__(
         self,
@@ -321,20 +313,17 @@ class Srtf(_Estimated):
         ratio: float = 2.0,
         min_run_s: float = 600.0,
         retry_s: float = 300.0,
-        starve_s: float | None = None,
     ) -> None:
         super().__init__()
         self.name = name
         self.estimator = estimator
         self.tracker = tracker
-        self.starve_s = starve_s
         self.ratio = ratio
         self.min_run_s = min_run_s
         self.retry_s = retry_s
         self._on_node: dict[int, set[int]] = {}  # node → running jobs with GPUs on it
         self._tried: dict[int, tuple[float, float]] = {}  # GPUs → (priority, when) of the last attempt without room
         self.preemptions = 0
-        self.promoted = 0
 
     def remaining_s(self, job: SimJob, now: float) -> float:
         """Expected seconds ``job`` still runs (at full speed)."""
@@ -348,28 +337,13 @@ class Srtf(_Estimated):
 
     def _estimate(self, job: SimJob) -> None:
         super()._estimate(job)
-        if job.info.get("starved"):
-            job.priority = _PROMOTED
-        elif job.attained_gpu_s > 0:  # preempted or failed: what is left of it
+        if job.attained_gpu_s > 0:  # preempted or failed: what is left of it
             job.priority = self.remaining_s(job, self.sim.now) * max(job.gpus, 1)
-
-    def _wait(self, job: SimJob) -> None:
-        self._queue.push(job)
-        if self.starve_s and not job.info.get("starved"):
-            self.sim.timer(job, self.sim.now + self.starve_s, "starved")  # void once the job runs
 
     def on_arrival(self, job: SimJob) -> None:
         """Queue the job by its expected remaining service."""
         self._estimate(job)
-        self._wait(job)
-
-    def on_timer(self, job: SimJob, tag: str) -> None:
-        """A job waited ``starve_s``: promote it (see the class)."""
-        if tag == "starved" and job.idx in self._queue:
-            job.info["starved"] = True
-            job.priority = _PROMOTED
-            self._queue.push(job)
-            self.promoted += 1
+        self._queue.push(job)
 
     def on_finish(self, job: SimJob) -> None:
         """Teach the estimator; the job no longer runs."""
@@ -417,8 +391,8 @@ class Srtf(_Estimated):
         def movable(idx: int) -> bool:
             if idx not in service:
                 other = sim.by_idx[idx]
-                ok = now - other.run_since_s >= self.min_run_s and not other.info.get("starved")
-                service[idx] = self.remaining_s(other, now) * other.gpus if ok else -math.inf
+                ok = now - other.run_since_s >= self.min_run_s
+                service[idx] = self.remaining_s(other, now) * other.gpus if ok else -1.0
             return service[idx] > bar
 
         per = cluster.per_node
@@ -461,7 +435,7 @@ class Srtf(_Estimated):
             self._forget(victim)
             sim.preempt(victim)
             victim.priority = self.remaining_s(victim, now) * max(victim.gpus, 1)
-            self._wait(victim)
+            self._queue.push(victim)
             self.preemptions += 1
         if not cluster.fits(job.gpus):
             self._tried[job.gpus] = (job.priority, now)

@@ -114,7 +114,6 @@ def simulate(
     fault_kw: dict[str, float] | None = None,
     recur: float = 0.5,
     tracker_coverage: float = TRACKER_COVERAGE,
-    starve_s: float | None = None,
     embedder: Embedder | None = None,
     progress: Callable[[str, int, int], Callable[[int], None]] | None = None,
 ) -> Report:
@@ -125,7 +124,7 @@ def simulate(
     again by its user after a delay, or — the SchedMate policies except ``sjf-schedmate-manual`` — by the Failure
     Handler's requeue action, which also drains the node, once it diagnosed the failure (``recovery``).
     ``tracker_coverage``: the share of jobs (per workload, seeded) whose log gives ``srtf-schedmate``'s Metric Tracker
-    a total to read the remaining time from. ``starve_s``: the srtf policies' starvation bound (off when None)."""
+    a total to read the remaining time from."""
     unknown = [p for p in policies if p not in POLICIES]
     if unknown:
         raise TraceError(f"unknown policy {unknown[0]!r}; choose from {', '.join(POLICIES)}")
@@ -155,7 +154,7 @@ def simulate(
     for name in policies:
         lucid = name.startswith("lucid")
         main = Cluster(nodes - profiler_nodes if lucid else nodes, gpus_per_node)
-        policy = _policy(name, advisor, seed, Cluster(profiler_nodes, gpus_per_node) if lucid else None, starve_s)
+        policy = _policy(name, advisor, seed, Cluster(profiler_nodes, gpus_per_node) if lucid else None)
         policy.recovery = replace(recovery, auto=name in _AUTO_RECOVERY, seed=seed)
         sim = Simulation(jobs, main, policy, faults=faults,
                          progress=progress(name, len(jobs), 0) if progress else None)  # fmt: skip
@@ -165,8 +164,6 @@ def simulate(
         extra = _estimate_quality(sim) | _long_jobs(results)
         if isinstance(policy, (Srtf, Tiresias)):
             extra["preemptions"] = sum(r.preemptions for r in results)
-        if isinstance(policy, Srtf) and starve_s:
-            extra["promoted"] = policy.promoted
         if faults is not None:
             extra.update(node_faults=sim.fault_count, drains=sim.drains,
                          job_failures=sum(r.failures for r in results))  # fmt: skip
@@ -219,9 +216,7 @@ def tracked_remaining(job: Any, done_s: float) -> float | None:
     return max(float(job.info["planned_s"]) - done_s, 1.0)
 
 
-def _policy(
-    name: str, advisor: AdvisorEstimator | None, seed: int, profiler: Cluster | None, starve_s: float | None = None
-) -> Policy:
+def _policy(name: str, advisor: AdvisorEstimator | None, seed: int, profiler: Cluster | None) -> Policy:
     if name == "fifo":
         return fifo()
     if name == "sjf-oracle":
@@ -231,9 +226,9 @@ def _policy(
     if name == "tiresias":
         return Tiresias()
     if name == "srtf-oracle":
-        return Srtf(name, OracleEstimator(), _true_remaining, starve_s=starve_s)
+        return Srtf(name, OracleEstimator(), _true_remaining)
     if name == "srtf-qssf":
-        return Srtf(name, HistoryEstimator(), starve_s=starve_s)
+        return Srtf(name, HistoryEstimator())
     if name == "lucid":
         return Lucid(name, HistoryEstimator(), _profiled_util, Interference(seed), profiler=profiler)
     assert advisor is not None
@@ -241,7 +236,7 @@ def _policy(
     if name in ("sjf-schedmate", "sjf-schedmate-manual"):
         return sjf(name, fresh)
     if name == "srtf-schedmate":
-        return Srtf(name, fresh, tracked_remaining, starve_s=starve_s)
+        return Srtf(name, fresh, tracked_remaining)
     return Lucid(name, fresh, _profiled_util, Interference(seed), evict=True, profiler=profiler)
 
 

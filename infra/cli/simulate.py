@@ -81,12 +81,6 @@ def simulate(
             max=1.0,
         ),
     ] = 0.5,
-    starve_hours: Annotated[
-        float,
-        typer.Option(
-            help="srtf-*: a job waiting this many hours goes first and is not preempted again (0: no bound).", min=0.0
-        ),
-    ] = 0.0,
     out: Annotated[Path, typer.Option(help="Folder for report.md, the JCT CDF plots and result.json.")] = Path(
         "simulation-report"
     ),
@@ -131,7 +125,6 @@ def simulate(
             report = run_policies(loaded, names, gpus=size, gpus_per_node=gpus_per_node, seed=seed,
                                   early_exit=early_exit, embedder=embedder, progress=progress, failures=failures,
                                   recovery=recovery, node_mtbf_days=node_mtbf_days, tracker_coverage=tracker_coverage,
-                                  starve_s=starve_hours * 3600 or None,
                                   fault_kw={"repair_s": repair_hours * 3600})  # fmt: skip
     except SchedMateError as exc:
         fail(exc)
