@@ -101,6 +101,10 @@ class Cluster:
             self.drained.discard(node)
             self._by_free[self._free[node]].add(node)
 
+    def idle_nodes(self) -> int:
+        """Nodes with every GPU free (drained nodes excluded)."""
+        return len(self._by_free[self.per_node])
+
     def free_on(self, node: int) -> int:
         """Free GPUs of ``node`` a new job could get (none on a drained node)."""
         return 0 if node in self.drained else self._free[node]

@@ -323,7 +323,6 @@ class Srtf(_Estimated):
         self.retry_s = retry_s
         self._on_node: dict[int, set[int]] = {}  # node → running jobs with GPUs on it
         self._tried: dict[int, tuple[float, float]] = {}  # GPUs → (priority, when) of the last attempt without room
-        self.preemptions = 0
 
     def remaining_s(self, job: SimJob, now: float) -> float:
         """Expected seconds ``job`` still runs (at full speed)."""
@@ -415,7 +414,7 @@ class Srtf(_Estimated):
                 if best is None or shortest > best[0]:
                     best = (shortest, chosen)
         else:
-            whole = -(-job.gpus // per) - sum(1 for n in range(cluster.nodes) if cluster.free_on(n) == per)
+            whole = -(-job.gpus // per) - cluster.idle_nodes()
             clearable = []
             for node, idxs in self._on_node.items():
                 if node in cluster.drained or not idxs or not all(movable(i) for i in idxs):
@@ -436,7 +435,6 @@ class Srtf(_Estimated):
             sim.preempt(victim)
             victim.priority = self.remaining_s(victim, now) * max(victim.gpus, 1)
             self._queue.push(victim)
-            self.preemptions += 1
         if not cluster.fits(job.gpus):
             self._tried[job.gpus] = (job.priority, now)
             return False
