@@ -65,3 +65,65 @@ def test_overrides_starting_with_c_are_kept(tmp_path: Path) -> None:
     assert ex.values["batch_size"].value == 32
     assert (ex.values["compile"].value, ex.values["compile"].source) == (False, "command")
     assert "config" not in ex.values
+
+
+SFT_SCRIPT = """
+from trl import SFTTrainer, TrlParser, ModelConfig, get_peft_config
+from alignment import get_model, get_dataset
+
+def main(script_args, training_args, model_args):
+    model = get_model(model_args, training_args)
+    trainer = SFTTrainer(model=model, args=training_args, peft_config=get_peft_config(model_args))
+    trainer.train()
+
+if __name__ == "__main__":
+    parser = TrlParser((ScriptArguments, SFTConfig, ModelConfig))
+    main(*parser.parse_args_and_config())
+"""
+
+
+def test_accelerate_config_file_sets_processes_distribution_and_is_overridden_by_flags(tmp_path: Path) -> None:
+    """`accelerate launch --config_file zero3.yaml`: the file's process count, DeepSpeed stage and precision reach the
+    metadata; `--num_processes=1` on the command line wins over the file; an FSDP file gives fsdp."""
+    (tmp_path / "sft.py").write_text(SFT_SCRIPT)
+    (tmp_path / "zero3.yaml").write_text(
+        "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\nmixed_precision: bf16\nnum_machines: 1\n"
+        "num_processes: 8\n"
+    )
+    (tmp_path / "fsdp.yaml").write_text("distributed_type: FSDP\nnum_processes: 4\nmixed_precision: fp16\n")
+    (tmp_path / "recipe.yaml").write_text(
+        "model_name_or_path: my-org/zephyr-7b-sft-full\nper_device_train_batch_size: 8\n"
+        "gradient_accumulation_steps: 2\nlearning_rate: 5.0e-7\nnum_train_epochs: 1\n"
+        "dataset_mixture:\n  datasets:\n    - id: HuggingFaceH4/ultrachat_200k\n      split: train_sft\n"
+        "    - id: my-org/private_chats\n"
+    )
+    md = extract_metadata(tmp_path, "accelerate launch --config_file zero3.yaml sft.py --config recipe.yaml")
+    assert (md.distributed, md.num_gpus, md.global_batch_size, md.precision) == ("deepspeed_zero3", 8, 128, "bf16")
+    assert md.framework[:2] == ["HF Trainer", "TRL"] and "DeepSpeed" in md.framework and "PEFT" not in md.framework
+    # the checkpoint's stated size, a causal LM fine-tuned by an SFT trainer; the listed datasets in order
+    assert (md.params_millions, md.model_type, md.task) == (7000, "decoder_only_transformer", "instruction_finetuning")
+    assert md.dataset == "UltraChat 200k + private_chats"
+    one = extract_metadata(
+        tmp_path, "accelerate launch --config_file zero3.yaml --num_processes=1 sft.py --config recipe.yaml --use_peft"
+    )
+    assert (one.num_gpus, one.global_batch_size) == (1, 16) and "PEFT" in one.framework
+    fsdp = extract_metadata(tmp_path, "accelerate launch --config_file fsdp.yaml sft.py --config recipe.yaml")
+    assert (fsdp.distributed, fsdp.num_gpus, fsdp.precision) == ("fsdp", 4, "fp16")
+    flags = extract_metadata(
+        tmp_path, "accelerate launch --use_deepspeed --zero_stage 2 --num_processes 2 sft.py --config recipe.yaml"
+    )
+    assert (flags.distributed, flags.num_gpus) == ("deepspeed_zero2", 2)
+
+
+def test_a_checkpoint_loaded_as_a_causal_lm_is_a_decoder_with_its_stated_size(tmp_path: Path) -> None:
+    """A model id the table does not know (``vicuna-13b-v1.5``) loaded through a ``*ForCausalLM`` class: a decoder-only
+    transformer of the size its name states; an id with no size token states none."""
+    (tmp_path / "train.py").write_text(
+        "import argparse\nfrom transformers import AutoTokenizer\nfrom mypkg.model import MyLlavaForCausalLM\n"
+        "p = argparse.ArgumentParser()\np.add_argument('--model_name_or_path')\nargs = p.parse_args()\n"
+        "model = MyLlavaForCausalLM.from_pretrained(args.model_name_or_path)\n"
+    )
+    md = extract_metadata(tmp_path, "python train.py --model_name_or_path lmsys/vicuna-13b-v1.5")
+    assert (md.model_type, md.params_millions) == ("decoder_only_transformer", 13000)
+    none = extract_metadata(tmp_path, "python train.py --model_name_or_path lmsys/vicuna-v1.5")
+    assert none.params_millions is None

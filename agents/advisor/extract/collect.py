@@ -30,7 +30,7 @@ from schedmate.agents.advisor.extract.config_sources import (
 )
 from schedmate.agents.advisor.extract.dict_parsers import dict_parser_specs, factory_settings, parse_pairs
 from schedmate.agents.advisor.extract.hydra import compose_hydra
-from schedmate.agents.advisor.extract.launch import Launch
+from schedmate.agents.advisor.extract.launch import Launch, small_count
 from schedmate.agents.advisor.extract.usesites import Use, find_uses
 from schedmate.agents.advisor.extract.workspace import Workspace
 
@@ -335,6 +335,61 @@ def _world_size(launch: Launch, code: str) -> int | None:
     return None
 
 
+_ACCELERATE_TYPES: Final = {"DEEPSPEED": "deepspeed", "FSDP": "fsdp", "MULTI_GPU": "ddp"}
+
+
+def _accelerate_setup(ws: Workspace, ex: Extraction) -> None:
+    """``accelerate launch [--config_file f.yaml] [--use_deepspeed --zero_stage N | --use_fsdp] [--mixed_precision
+    bf16]``: what Accelerate starts the script with. Its config file gives the process count (unless the command
+    does), the distribution (``distributed_type``, ZeRO stage or a DeepSpeed JSON) and the mixed precision; flags on
+    the command line override the file. Values are kept under ``accelerate.`` and ``deepspeed.`` below the script's
+    own settings."""
+    launch = ex.launch
+    args = launch.launcher_args
+    flags: dict[str, str | bool] = {}
+    for i, a in enumerate(args):
+        if not a.startswith("--"):
+            continue
+        name, _, inline = a[2:].replace("-", "_").partition("=")
+        nxt = args[i + 1] if i + 1 < len(args) and not args[i + 1].startswith("--") else None
+        flags[name] = inline or nxt or True
+    conf: dict[str, Value] = {}
+    path = flags.get("config_file")
+    if isinstance(path, str) and (text := ws.read_text_or_none(path)) is not None:
+        conf = load_structured(text, path)
+        ex.sources.append(path)
+
+    def setting(flag: str, key: str) -> Value | None:
+        given = flags.get(flag)
+        if given is not None:
+            return Value(given, "command")
+        return conf.get(key)
+
+    procs = setting("num_processes", "num_processes")
+    if launch.world_size is None and procs is not None and isinstance(procs.value, int) and 0 < procs.value < 1 << 20:
+        launch.world_size = procs.value  # Accelerate's num_processes counts every process on every machine
+    kind = conf.get("distributed_type")
+    dist = _ACCELERATE_TYPES.get(str(kind.value)) if kind is not None else None
+    dist = "deepspeed" if flags.get("use_deepspeed") else "fsdp" if flags.get("use_fsdp") else dist
+    where = (kind.source, kind.line) if kind is not None else ("command", None)
+    if dist is not None:
+        ex.values["accelerate.distributed_type"] = Value(dist, *where)
+    if dist == "deepspeed":
+        ds_file = setting("deepspeed_config_file", "deepspeed_config.deepspeed_config_file")
+        stage = setting("zero_stage", "deepspeed_config.zero_stage")
+        if ds_file is not None and isinstance(ds_file.value, str):
+            ex.values.setdefault("deepspeed", ds_file)  # its JSON is read with the script's own
+        elif stage is not None:
+            n = small_count(str(stage.value))
+            ex.values["deepspeed.zero_optimization.stage"] = Value(n if n is not None else stage.value, stage.source,
+                                                                   stage.line)  # fmt: skip
+    elif dist == "fsdp":
+        ex.values["accelerate.fsdp"] = Value(True, *where)
+    mp = setting("mixed_precision", "mixed_precision")
+    if mp is not None and str(mp.value) in ("bf16", "fp16", "fp8", "no"):
+        ex.values["accelerate.mixed_precision"] = mp
+
+
 def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None) -> Extraction:
     """Every setting the launch, the entry script and its configs give, merged in override order.
 
@@ -342,6 +397,8 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
     error or a spent budget half-way keeps the settings found before it.
     """
     ex = ex if ex is not None else Extraction(launch=launch)
+    if launch.launcher == "accelerate":
+        _accelerate_setup(ws, ex)
     overrides = parse_overrides(launch.args)
     script = launch.script or ""
     if launch.launcher == "llamafactory-cli":

@@ -290,7 +290,9 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         if re.search(r"from transformers import|import transformers", code):
             fw.append("HF Transformers")
     if fw[0] != "LLaMA-Factory":
-        if re.search(r"^\s*(?:from peft\b|import peft\b)", code, re.M):
+        peft_flag = ex.get("use_peft")  # TRL's ModelConfig: the trainer builds the LoRA adapters from the settings
+        peft_on = peft_flag is not None and peft_flag.value is True
+        if re.search(r"^\s*(?:from peft\b|import peft\b)", code, re.M) or peft_on:
             fw.append("PEFT")
         if "apex_amp" in ex.uses or "apex_use" in ex.uses:  # an apex API called where the code runs
             fw.append("apex")

@@ -63,12 +63,18 @@ def _source(v: Value) -> FieldSource:
     return FieldSource(file=v.source, line=v.line, path="command" if v.source == "command" else "static")
 
 
-def _params_from_name(name: str) -> float | None:
-    m = re.search(r"(\d+(?:\.\d+)?)([BM])(?![a-z])", name)
+_SIZE_TOKEN: Final = re.compile(r"(\d+(?:\.\d+)?)([BM])(?![a-z])")
+_SIZE_TOKEN_LOWER: Final = re.compile(r"(?:^|[-_/ ])(\d+(?:\.\d+)?)([bm])(?![A-Za-z0-9])")
+
+
+def _params_from_name(name: str, pattern: re.Pattern[str] = _SIZE_TOKEN) -> float | None:
+    """The size a checkpoint id states: ``Qwen3-4B``; with the lower-case pattern ``pythia-2.8b``,
+    ``vicuna-13b-v1.5``, ``bloom-560m``."""
+    m = pattern.search(name)
     if not m:
         return None
     n = float(m.group(1))
-    return n * 1000 if m.group(2) == "B" else n
+    return n * 1000 if m.group(2).upper() == "B" else n
 
 
 def _gpt_params(ex: Extraction, *, char_level: bool = False) -> float | None:
@@ -410,6 +416,8 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
             continue  # a folder or module path that names no known dataset says nothing
         prov["dataset"] = _source(v)
         return canon or v.value.replace(",", " + ")
+    if listed := _listed_datasets(ex, prov):
+        return listed
     named = " ".join([*ex.launch.args, *ex.sources])  # data paths and config files the command names
     if canon := canonical_dataset(named):
         prov["dataset"] = FieldSource(file="command", path="command")
@@ -420,10 +428,33 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
     return canon
 
 
+_LIST_KEY: Final = re.compile(r"(?:^|\.)(?:datasets?|dataset_mixture|data_mixture|train_datasets?|data_files)$", re.I)
+
+
+def _listed_datasets(ex: Extraction, prov: dict[str, FieldSource]) -> str | None:
+    """A mixture of datasets a config lists (``datasets: [{id: org/name, ...}, ...]``, ``dataset: [a, b]``): the
+    known names of its members (or their hub ids' last parts), joined in order."""
+    for key, v in ex.values.items():
+        if not isinstance(v.value, list) or not v.value or not _LIST_KEY.search(key) or _EVAL_KEY.search(key):
+            continue
+        names: list[str] = []
+        for item in v.value[:16]:
+            ref = item.get("id") or item.get("path") or item.get("name") if isinstance(item, dict) else item
+            if isinstance(ref, str) and ref.strip():
+                name = canonical_dataset(ref) or ref.rstrip("/").rsplit("/", 1)[-1]
+                if name not in names:
+                    names.append(name)
+        if names:
+            prov["dataset"] = _source(v)
+            return " + ".join(names)
+    return None
+
+
 def _params(ex: Extraction, pretrained: Value | None, dataset: str | None, count: int | None) -> float | None:
     params = None
     if pretrained is not None:
-        params = _params_from_name(str(pretrained.value)) or _known_size(str(pretrained.value))
+        name = str(pretrained.value)  # the stated size, else the table's exact count, else a lower-case size token
+        params = _params_from_name(name) or _known_size(name) or _params_from_name(name, _SIZE_TOKEN_LOWER)
     if params is None and ex.get("n_layer", "num_layers", "num_hidden_layers", "n_layers") is not None:
         params = _gpt_params(ex, char_level="char" in (dataset or "").lower())
     if params is None and count:
@@ -441,6 +472,16 @@ _DIFFUSION_WORDS: Final = re.compile(
     r"num_timesteps|marginal_prob)\b",
     re.I,
 )
+
+
+_CAUSAL_LM: Final = re.compile(r"\b\w*ForCausalLM\b")
+_CAUSAL_LM_TASKS: Final = frozenset({"instruction_finetuning", "preference_optimization_dpo"})
+
+
+def _loads_causal_lm(ex: Extraction) -> bool:
+    """Whether the entry script or the job's modules it reaches load a model as a causal LM (``AutoModelForCausalLM``,
+    ``LlamaForCausalLM`` or a subclass the job defines)."""
+    return bool(_CAUSAL_LM.search(ex.code)) or any(_CAUSAL_LM.search(t) for _, t in ex.modules)
 
 
 def _vocabulary(ex: Extraction, words: re.Pattern[str], enough: int = 60) -> bool:
@@ -520,6 +561,8 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
         ident.model_type = ident.model_type if ident.model_type not in (None, "cnn") else "diffusion_unet"
         ident.task = "image_generation_diffusion"  # noise schedules, q/p sampling, SDE marginals
         return ident
+    if ident.model_type is None and pretrained is not None and _loads_causal_lm(ex):
+        ident.model_type = "decoder_only_transformer"  # the checkpoint is loaded as a causal language model
     stage = ex.get("stage")
     ident.task = task_of(
         ident.model_type,
@@ -528,4 +571,6 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
         pretrained=pretrained is not None,
         stage=str(stage.value) if stage is not None else None,
     )
+    if ident.model_type is None and pretrained is not None and ident.task in _CAUSAL_LM_TASKS:
+        ident.model_type = "decoder_only_transformer"  # SFT / DPO trainers fine-tune a causal language model
     return ident
