@@ -295,3 +295,72 @@ def test_module_launches_shell_args_accumulation_and_spawned_ddp(tmp_path: Path)
     })  # fmt: skip
     md2 = extract_metadata(tmp_path / "s", "bash run.sh")
     assert (md2.precision, md2.learning_rate, md2.distributed) == ("fp16", 0.1, "ddp")
+
+
+ITER_LOOP = """
+import argparse, torch
+from data import *
+p = argparse.ArgumentParser()
+p.add_argument('--dataset', default='VOC')
+p.add_argument('--start_iter', default=0, type=int)
+args = p.parse_args()
+
+def train():
+    if args.dataset == 'COCO':
+        cfg = coco
+    elif args.dataset == 'VOC':
+        cfg = voc
+    net = torch.nn.Linear(2, 2)
+    optimizer = torch.optim.SGD(net.parameters(), lr=1e-3)
+    batch_iterator = iter(loader)
+    for micro in range(4):  # a warm-up that only accumulates gradients
+        net(next(batch_iterator)).sum().backward()
+    for iteration in range(args.start_iter, cfg['max_iter']):
+        loss = net(next(batch_iterator)).sum()
+        loss.backward()
+        optimizer.step()
+
+train()
+"""
+
+
+def test_an_iteration_loop_that_steps_the_optimizer_is_the_step_budget(tmp_path: Path) -> None:
+    """``for it in range(start, cfg['max_iter'])`` whose passes each step the optimizer: the step budget, with ``cfg``
+    the literal dict a star import brings in and the ``if`` arm the settings select (``--dataset COCO`` picks the
+    other); the inner loop that only back-propagates is gradient accumulation, not the budget."""
+    write(
+        tmp_path,
+        {
+            "train.py": ITER_LOOP,
+            "data/__init__.py": "from .config import *\nimport os\n",
+            "data/config.py": "import os\nHOME = os.path.expanduser('~')\n"
+            "voc = {'num_classes': 21, 'max_iter': 120000, 'root': os.path.join(HOME, 'voc')}\n"
+            "coco = {'num_classes': 201, 'max_iter': 400000}\n",
+        },
+    )
+    assert extract_metadata(tmp_path, "python train.py").max_steps == 120000
+    assert extract_metadata(tmp_path, "python train.py --dataset COCO").max_steps == 400000
+
+
+def test_a_step_counter_that_ends_training_is_the_step_budget(tmp_path: Path) -> None:
+    """``while True: for batch in loader: … cur_itrs += 1 … if cur_itrs >= opts.total_itrs: return``: the bound is the
+    step budget; a loop named for epochs that steps per batch stays the epoch loop."""
+    write(
+        tmp_path,
+        {
+            "main.py": "import argparse, torch\np = argparse.ArgumentParser()\n"
+            "p.add_argument('--total_itrs', type=int, default=30e3)\nopts = p.parse_args()\n"
+            "def main():\n    cur_itrs = 0\n    model = torch.nn.Linear(2, 2)\n"
+            "    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)\n    while True:\n"
+            "        for images, labels in train_loader:\n            cur_itrs += 1\n"
+            "            loss = model(images).sum()\n            loss.backward()\n            optimizer.step()\n"
+            "            if cur_itrs >= opts.total_itrs:\n                return\nmain()\n",
+            "epochs.py": "import torch\nmodel = torch.nn.Linear(2, 2)\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+            "for epoch in range(90):\n    loss = model(x).sum()\n    loss.backward()\n    optimizer.step()\n",
+        },
+    )
+    assert extract_metadata(tmp_path, "python main.py --total_itrs 5000").max_steps == 5000
+    assert extract_metadata(tmp_path, "python main.py").max_steps == 30000
+    epochs = extract_metadata(tmp_path, "python epochs.py")
+    assert (epochs.epochs, epochs.max_steps) == (90, None)

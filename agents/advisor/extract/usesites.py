@@ -303,6 +303,15 @@ class _Resolver:
                 return False
         return True
 
+    def _branch_may_run(self, scope: _Scope, branch: tuple[tuple[int, int], ...], depth: int) -> bool:
+        """False when an ``if`` around an assignment has a condition that can be told and selects the other arm."""
+        for if_id, arm in branch:
+            test = self._tests.get(if_id)
+            truth = self._truth(test, scope, getattr(test, "lineno", 0), depth + 1) if test is not None else None
+            if truth is not None and truth != (arm == 0):
+                return False
+        return True
+
     def _truth(self, node: ast.expr, scope: _Scope, line: int, depth: int) -> bool | None:
         """A condition's truth when it can be told (constants, flags, comparisons)."""
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -317,6 +326,9 @@ class _Resolver:
             if s is self.module and (ov := self.settings.get(name)) is not None and ov.source != self.file:
                 return ov.value  # a module global a config file or the command line overrides (configurator exec)
             hits = [(ln, rhs) for ln, rhs in s.assigns.get(name, []) if s is not scope or ln < line]
+            if len(hits) > 1:  # `if args.dataset == "COCO": cfg = coco / elif ... "VOC": cfg = voc`: arms that ran
+                live = [(ln, rhs) for ln, rhs in hits if self._branch_may_run(s, s.branches.get((name, ln), ()), depth)]
+                hits = live or hits
             if hits:
                 ln, rhs = hits[-1]
                 v = self.value(rhs, s, ln, depth)
@@ -331,6 +343,31 @@ class _Resolver:
                 if bound is not None:
                     return bound
             s = s.parent
+        return self._imported_constant(name, self.file, 0) if scope is not None else _UNKNOWN
+
+    def _imported_constant(self, name: str, file: str, depth: int) -> Any:
+        """A module-level literal the entry script imports (``from data import *`` → ``data/config.py``'s
+        ``voc = {"max_iter": 120000, ...}``), through at most three levels of ``from M import name`` / ``*``.
+        Only literals are read: a dict keeps the entries whose values are literals."""
+        tree = self.module.node if file == self.file else self.parsed(file)
+        if depth > 3 or not isinstance(tree, ast.Module):
+            return _UNKNOWN
+        if file != self.file:
+            for stmt in tree.body:
+                if (
+                    isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                    and stmt.targets[0].id == name
+                ):  # fmt: skip
+                    return _literal(stmt.value)
+        for stmt in tree.body:
+            if not isinstance(stmt, ast.ImportFrom):
+                continue
+            for alias in stmt.names:
+                if alias.name == "*" or (alias.asname or alias.name) == name:
+                    path = self.ws.module_file(stmt.module or "", stmt.level, file)
+                    real = name if alias.name == "*" else alias.name
+                    if path and path != file and (v := self._imported_constant(real, path, depth + 1)) is not _UNKNOWN:
+                        return v
         return _UNKNOWN
 
     def _param(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str, depth: int) -> Any | None:
@@ -495,6 +532,21 @@ class _Resolver:
                         and item.context_expr.args
                     ):  # fmt: skip
                         return self.value(item.context_expr.args[0], scope, line, depth)
+        return _UNKNOWN
+
+
+def _literal(node: ast.expr) -> Any:
+    """A literal's value; a dict literal keeps its literal entries (``os.path.join(...)`` values are left out)."""
+    if isinstance(node, ast.Dict):
+        out: dict[Any, Any] = {}
+        for k, v in zip(node.keys, node.values, strict=False):
+            key, value = _literal(k) if k is not None else _UNKNOWN, _literal(v)
+            if isinstance(key, str | int) and value is not _UNKNOWN:
+                out[key] = value
+        return out
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return _UNKNOWN
 
 
@@ -904,6 +956,59 @@ def _epoch_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
             yield node.iter, node.lineno
 
 
+def _own_body(loop: ast.For | ast.While) -> Iterator[ast.AST]:
+    """The nodes of a loop's body that run once per pass of this loop (not inside a loop nested in it)."""
+    stack: list[ast.AST] = list(loop.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, ast.For | ast.While | ast.AsyncFor | ast.FunctionDef | ast.AsyncFunctionDef):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _trains_each_pass(loop: ast.For | ast.While) -> bool:
+    """Whether each pass of the loop is one optimisation step: it calls ``.backward()`` and ``.step()`` itself (a
+    gradient-accumulation loop only back-propagates; an epoch loop does both in the loop over batches it holds)."""
+    called = {n.func.attr for n in _own_body(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    return {"backward", "step"} <= called
+
+
+def _step_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
+    """``for it in range(start, N)`` (or ``trange``, ``tqdm(range())``) whose every pass back-propagates and steps
+    the optimizer: an iteration loop, N - start optimisation steps (a loop named for epochs is the epoch loop)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.For) or not isinstance(node.iter, ast.Call) or not _trains_each_pass(node):
+            continue
+        if isinstance(node.target, ast.Name) and "epoch" in node.target.id.lower():
+            continue
+        rng = node.iter
+        if _callee(rng) == "tqdm" and rng.args and isinstance(rng.args[0], ast.Call):
+            rng = rng.args[0]
+        if _callee(rng) in ("range", "trange") and rng.args:
+            yield rng, node.lineno
+
+
+def _counter_limits(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
+    """``for batch in loader: … it += 1 … if it >= N: return``: a counter the training loop advances once per batch,
+    and the bound at which it stops training."""
+    for loop in ast.walk(tree):
+        if not isinstance(loop, ast.For) or not _trains_each_pass(loop):
+            continue
+        body = list(_own_body(loop))
+        counted = {
+            n.target.id for n in body
+            if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and isinstance(n.target, ast.Name)
+            and isinstance(n.value, ast.Constant) and n.value.value == 1
+        }  # fmt: skip
+        for n in body:
+            if (
+                isinstance(n, ast.If) and isinstance(n.test, ast.Compare) and len(n.test.ops) == 1
+                and isinstance(n.test.ops[0], ast.GtE | ast.Eq) and isinstance(n.test.left, ast.Name)
+                and n.test.left.id in counted and any(isinstance(b, ast.Return | ast.Break) for b in n.body)
+            ):  # fmt: skip
+                yield n.test.comparators[0], n.lineno
+
+
 def find_uses(
     ws: Workspace,
     code: str,
@@ -984,6 +1089,17 @@ def find_uses(
                 ):  # fmt: skip
                     out["amp_dtype"] = Use("float16", mod_file, node.lineno, f"{_callee(node)}() in {mod_file}")
                     break
+    for rng, line in _step_loops(tree):  # every pass is one step: range(start, N) is the step budget
+        scope = _scope_at(r, tree, line)
+        stop = r.value(rng.args[-1] if len(rng.args) <= 2 else rng.args[1], scope, line)
+        start = r.value(rng.args[0], scope, line) if len(rng.args) >= 2 else 0
+        start = start if isinstance(start, int) and not isinstance(start, bool) else 0  # a resume point: a fresh run
+        if isinstance(stop, int) and not isinstance(stop, bool) and stop > start and "max_steps" not in out:
+            out["max_steps"] = Use(stop - start, file, line, "for it in range(): one optimizer step per pass")
+    for bound, line in _counter_limits(tree):
+        n = r.value(bound, _scope_at(r, tree, line), line)
+        if isinstance(n, int | float) and not isinstance(n, bool) and n > 0 and "max_steps" not in out:
+            out["max_steps"] = Use(int(n), file, line, "training stops when its step counter reaches this")
     for rng, line in _epoch_loops(tree):  # range(stop) or range(start, stop): stop - start epochs
         scope = _scope_at(r, tree, line)
         args = rng.args[:2]
