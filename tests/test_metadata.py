@@ -127,3 +127,44 @@ def test_a_checkpoint_loaded_as_a_causal_lm_is_a_decoder_with_its_stated_size(tm
     assert (md.model_type, md.params_millions) == ("decoder_only_transformer", 13000)
     none = extract_metadata(tmp_path, "python train.py --model_name_or_path lmsys/vicuna-v1.5")
     assert none.params_millions is None
+
+
+def test_configargparse_key_value_files_keras_jobs_and_factories_in_the_jobs_modules(tmp_path: Path) -> None:
+    """A ``key = value`` config file (ConfigArgParse) sets what the command line leaves open; a standalone Keras job
+    is a Keras job with its ``fit_generator(epochs=)``; a factory's class defined in the job's module names the model
+    (the binding every call makes, not the one an ``if`` arm adds), and a backbone weights file does not rename it."""
+    (tmp_path / "run.py").write_text(
+        "import configargparse\np = configargparse.ArgumentParser()\n"
+        "p.add_argument('--config', is_config_file=True)\np.add_argument('--datadir', default='./data/llff/fern')\n"
+        "p.add_argument('--lrate', type=float, default=5e-4)\nargs = p.parse_args()\n"
+        "import torch\noptimizer = torch.optim.Adam(params, lr=args.lrate)\n"
+    )
+    (tmp_path / "lego.txt").write_text("# the lego scene\ndatadir = ./data/nerf_synthetic/lego\nlrate = 1e-3\n")
+    (tmp_path / "darknet.cfg").write_text("[net]\nbatch=64\nlearning_rate=0.001\n")
+    md = extract_metadata(tmp_path, "python run.py --config lego.txt --lrate 2e-4")
+    assert (md.dataset, md.learning_rate) == ("NeRF synthetic (Blender)", 2e-4)
+    assert extract_metadata(tmp_path, "python run.py --config darknet.cfg").learning_rate == 5e-4
+    (tmp_path / "ktrain.py").write_text(
+        "from keras.models import Model\nfrom keras.optimizers import Adam\n"
+        "model.compile(optimizer=Adam(lr=1e-3), loss='mse')\n"
+        "model.fit_generator(gen, steps_per_epoch=10, epochs=50, initial_epoch=0)\n"
+        "model.compile(optimizer=Adam(lr=1e-4), loss='mse')\n"
+        "model.fit_generator(gen, steps_per_epoch=10, epochs=100, initial_epoch=50)\n"
+    )
+    keras = extract_metadata(tmp_path, "python ktrain.py")
+    assert (keras.framework, keras.epochs) == (["Keras"], 100)
+    (tmp_path / "det").mkdir()
+    (tmp_path / "det" / "ssd.py").write_text(
+        "import torch.nn as nn\nclass SSD(nn.Module):\n    def __init__(self, base):\n"
+        "        super().__init__()\n        self.vgg = nn.ModuleList(base)\n"
+        "class SSDMasks(nn.Module):\n    pass\n"
+        "def build_ssd(size, masks=False):\n    net = SSD(vgg(size))\n    if masks:\n        net = SSDMasks(net)\n"
+        "    return net\n"
+    )
+    (tmp_path / "det" / "train.py").write_text(
+        "import argparse, torch\nfrom ssd import build_ssd\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--basenet', default='vgg16_reducedfc.pth')\nargs = p.parse_args()\n"
+        "ssd_net = build_ssd(300)\noptimizer = torch.optim.SGD(ssd_net.parameters(), lr=1e-3)\n"
+    )
+    det = extract_metadata(tmp_path / "det", "python train.py")
+    assert (det.model_name, det.params_millions) == ("SSD", None)

@@ -24,6 +24,7 @@ from schedmate.agents.advisor.extract.config_sources import (
     flag_values,
     load_structured,
     load_with_bases,
+    parse_literal,
     parse_overrides,
     python_assignments,
     resolve_argparse,
@@ -107,7 +108,10 @@ def _read_config_files(ws: Workspace, ex: Extraction, args: list[str]) -> None:
         if text is None:
             continue
         ex.sources.append(path)
-        if path.endswith(".py"):
+        if not path.endswith(_CONFIG_SUFFIXES) and (pairs := _key_value_file(text, path)):
+            given = set(flag_values(args))  # ConfigArgParse: the command line wins over its config file
+            ex.values.update({k: v for k, v in pairs.items() if k not in given})
+        elif path.endswith(".py"):
             for base in _local_imports(ws, text, path)[:8]:  # ml_collections: `get_default_configs()` of a module
                 if base_text := ws.read_text_or_none(base):
                     ex.values.update(config_tree_assignments(base_text, base))
@@ -115,6 +119,24 @@ def _read_config_files(ws: Workspace, ex: Extraction, args: list[str]) -> None:
             ex.values.update(config_tree_assignments(text, path))
         else:
             ex.values.update(load_with_bases(ws.read_text_or_none, path))
+
+
+_KEY_VALUE_LINE: Final = re.compile(r"^\s*([A-Za-z_][\w.-]*)\s*[=:]\s*(.*?)\s*$")
+
+
+def _key_value_file(text: str, path: str) -> dict[str, Value]:
+    """A ConfigArgParse-style ``key = value`` file (``--config configs/lego.txt``): one setting per line, ``#``
+    comments; a file with ``[sections]`` (INI, Darknet ``.cfg``) or a line of anything else is not one."""
+    out: dict[str, Value] = {}
+    for n, raw in enumerate(text.splitlines()[:2000], start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        m = _KEY_VALUE_LINE.match(line)
+        if m is None or line.startswith("["):
+            return {}
+        out[m.group(1).replace("-", "_")] = Value(parse_literal(m.group(2)), path, n)
+    return out
 
 
 def _imported_names(text: str) -> Iterator[tuple[str, int]]:

@@ -304,6 +304,7 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
 
 
 _NON_TORCH: Final = (
+    ("Keras", r"^\s*(?:import|from) keras\b"),  # multi-backend Keras, imported on its own
     ("TensorFlow", r"^\s*(?:import|from) tensorflow\b"),
     ("JAX", r"^\s*(?:import|from) jax\b"),
     ("Flax", r"^\s*(?:import|from) flax\b"),

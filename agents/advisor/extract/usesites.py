@@ -659,7 +659,7 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
                 yield fieldname, a, f"{name}({kws[0]}=)"
         if (a := _args_of(call, ("strategy",))) is not None:
             yield "strategy", a, f"{name}(strategy=)"
-    elif name == "fit" and any(kw.arg in ("epochs", "batch_size") for kw in call.keywords):
+    elif name in ("fit", "fit_generator") and any(kw.arg in ("epochs", "batch_size") for kw in call.keywords):
         for fieldname, kws in _FIT_KW.items():
             if (a := _args_of(call, kws)) is not None:
                 yield fieldname, a, f"fit({kws[0]}=)"

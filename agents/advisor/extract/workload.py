@@ -33,7 +33,8 @@ from schedmate.schemas.jobs_metadata import FieldSource
 
 __all__ = ["WorkloadIdentity", "identify_workload"]
 
-_DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", "data.name", "data._target_",
+_DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", "data.name", "data._target_", "datadir",
+                        "dataroot", "data_root", "dataset_root", "dataset_dir", "dataset_path",
                         "data.training_files", "training_files", "train_files", "data_path", "data_dir",
                         "datasets.train.name", "data.train.type", "dataset.name", "train.dataset", "train_data",
                         "train_file", "train_path", "train_dir", "train_data_path")  # fmt: skip
@@ -236,6 +237,11 @@ def _built_class(resolver: _FunctionResolver, fn: ast.FunctionDef, file: str, de
     for stmt in ast.walk(fn):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             bound[stmt.targets[0].id] = stmt.value
+    for (
+        stmt
+    ) in fn.body:  # what every call builds outranks what an `if` arm rebinds (`if args.masks: model = Seg(model)`)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            bound[stmt.targets[0].id] = stmt.value
     for stmt in ast.walk(fn):
         if not isinstance(stmt, ast.Return) or stmt.value is None:
             continue
@@ -299,6 +305,9 @@ def _model_from_call(
     script = ex.launch.script or ""
     cls, node = call
     mc = find_class(ws, cls, ex.code, script)
+    if mc is None:  # a factory the entry imports returns it: the class is defined in one of the job's modules
+        mc = next((find_class(ws, cls, text, path) for path, text in ex.modules
+                   if re.search(rf"^class {re.escape(cls)}\b", text, re.M)), None)  # fmt: skip
     if mc is None and cls in ("Sequential", "ModuleList", "ModuleDict"):  # a model built inline
         mc = inline_model(node, script)
         cls = f"{cls} ({', '.join(dict.fromkeys(c for c in mc.layer_calls if c not in _ACTIVATIONS))})"
@@ -359,11 +368,18 @@ def _model_from_type_setting(
 _EVAL_KEY: Final = re.compile(r"(?:^|\.)(?:val|valid|validation|test|eval|teacher|ema)\b", re.I)
 
 
-def _known_from_flags(ex: Extraction) -> Value | None:
-    """A command-line value that names a known architecture (a config file stem or a model id)."""
+_WEIGHTS_FILE: Final = re.compile(r"\.(?:pth|pt|ckpt|bin|h5|pkl|npz|safetensors)$", re.I)
+
+
+def _known_from_flags(ex: Extraction, *, weights_files: bool = True) -> Value | None:
+    """A command-line value that names a known architecture (a config file stem or a model id). A weights file
+    (``--basenet vgg16_reducedfc.pth``) names only the backbone it initialises when the job's own model class is
+    known (``weights_files`` false)."""
     for k, v in ex.values.items():
         if not re.search(r"model|arch|cfg|config|net|backbone|checkpoint|ckpt|pretrained", k, re.I):
             continue  # a run name that happens to contain "gpt2" names nothing
+        if not weights_files and isinstance(v.value, str) and _WEIGHTS_FILE.search(v.value):
+            continue
         if isinstance(v.value, str) and known_model(v.value) is not None:
             return Value(
                 v.value.rstrip("/").rsplit("/", 1)[-1].removesuffix(".yaml").removesuffix(".yml"), v.source, v.line
@@ -467,6 +483,11 @@ def _params(ex: Extraction, pretrained: Value | None, dataset: str | None, count
 _BOX_WORDS: Final = re.compile(r"\b(?:bbox\w*|boxes|box_iou|\w+_box\w*|nms|anchors?|iou_threshold|giou)\b", re.I)
 
 
+_SEGMENTATION_WORDS: Final = re.compile(
+    r"\b(?:\w*segment\w*|\w+_seg|seg_\w+|\w*Seg[A-Z]\w*|miou|mean_iou|mean_iu|ignore_index)\b", re.I
+)
+
+
 _DIFFUSION_WORDS: Final = re.compile(
     r"\b(?:\w*diffusion\w*|q_sample|p_sample|alphas_cumprod|betas|noise_pred|\w*sde\w*|sigma_min|sigma_max|"
     r"num_timesteps|marginal_prob)\b",
@@ -514,9 +535,9 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
         model = _model_from_type_setting(ws, ex, counter, prov)
     ident.model_name = model.name
     heads_only = model.cls is not None and not model.cls.backbones and model.cls.layers <= {"linear"}
-    if found_pretrained is None and (model.name is None or model.cls is None or len(model.name) <= 6 or heads_only):
+    if found_pretrained is None and (model.name is None or model.cls is None or heads_only):
         # a class of linear heads only trains a network it is handed: the known one the flags name is that network
-        named = _known_from_flags(ex)
+        named = _known_from_flags(ex, weights_files=model.cls is None)
         if named is not None:  # `--cfg yolov5s.yaml`, `--model deit_small_patch16_224`: a known architecture
             found_pretrained = ("flag", named)
     pretrained = found_pretrained[1] if found_pretrained else None
@@ -563,6 +584,12 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
         return ident
     if ident.model_type is None and pretrained is not None and _loads_causal_lm(ex):
         ident.model_type = "decoder_only_transformer"  # the checkpoint is loaded as a causal language model
+    if (
+        ident.model_type in (None, "cnn", "vision_transformer") and _vocabulary(ex, _SEGMENTATION_WORDS, enough=30)
+    ):  # fmt: skip
+        ident.model_type = ident.model_type or "cnn"
+        ident.task = "semantic_segmentation"  # per-pixel labels: segmentation metrics, ignored label ids, mIoU
+        return ident
     stage = ex.get("stage")
     ident.task = task_of(
         ident.model_type,
