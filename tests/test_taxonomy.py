@@ -264,3 +264,22 @@ def test_nccl_operations_that_failed_or_timed_out_start_the_failure() -> None:
     ]
     d = diagnose_lines(lines)
     assert (d.first_error_line, d.category) == (1, "other")
+
+
+def test_a_data_loader_out_of_shared_memory_is_the_nodes() -> None:
+    """DataLoader workers dying of a bus error from a full /dev/shm: the node's shared-memory limit (not ``other``),
+    located at the worker's message, not at the traceback it triggers; without corroboration the job is only
+    requeued."""
+    lines = [
+        *(f"Epoch 1 iter {i} loss 0.5" for i in range(1, 4)),
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+        "Traceback (most recent call last):",
+        '  File "train.py", line 52, in <module>',
+        "    for i, (images, labels) in enumerate(train_loader):",
+        '  File "/usr/local/lib/python3.8/dist-packages/torch/utils/data/dataloader.py", line 1207, in _next_data',
+        "    idx, data = self._get_data()",
+        "RuntimeError: DataLoader worker (pid 325) is killed by signal: Bus error.",
+    ]
+    d = diagnose_lines(lines)
+    assert (d.category, d.infra_component, d.first_error_line) == ("infrastructure", "node", 4)
+    assert d.action == "requeue"

@@ -102,6 +102,12 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
        "infrastructure", "node", HARDWARE, "the node failed (scheduler reported node failure / kernel panic)",
        ("slurmstepd: error: *** JOB 12 ON n1 CANCELLED AT 2024-01-01 DUE TO NODE FAILURE ***", "Kernel panic - not syncing",
         "slurmstepd: error: execve(): /tmp/slurmd/job1/slurm_script: No such file or directory")),
+    _s("shm_exhausted", r"\binsufficient shared memory\b|\bout of shared memory\b|\bkilled by signal: Bus error\b",
+       "infrastructure", "node", ERROR, "the node's shared memory (/dev/shm) is too small for the job's data-loader "
+       "workers: raise the container's shm size (or use fewer loader workers)",
+       ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+        "RuntimeError: DataLoader worker (pid 7579) is killed by signal: Bus error. It is possible that dataloader's "
+        "workers are out of shared memory.")),
     # --- the job's own doing ---
     _s("cuda_oom", r"\bCUDA out of memory\b|\bOutOfMemoryError\b|\bCUBLAS_STATUS_ALLOC_FAILED\b|\bout of memory\b",
        "user_script", None, ERROR, "the job asked for more GPU memory than the device has: reduce the batch size or "
