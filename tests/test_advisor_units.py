@@ -13,6 +13,7 @@ import pytest
 from schedmate.agents.advisor.advisor import Advisor, command_text
 from schedmate.agents.advisor.estimator import estimate
 from schedmate.agents.advisor.extract.identity import canonical_dataset, model_type_of, task_of
+from schedmate.agents.advisor.extract.known import known_model
 from schedmate.agents.advisor.extract.metadata import extract_metadata
 from schedmate.agents.advisor.facets import embed_metadata, vector_dim
 from schedmate.agents.advisor.history import History, HistoryMatch, Outcome
@@ -176,6 +177,11 @@ def test_identity_rules() -> None:
         == "semantic_segmentation"
     )
     assert canonical_dataset("data/cifar100/train") == "CIFAR-100" and canonical_dataset("nothing here") is None
+    # Tacotron is a recurrent seq2seq model, still a speech synthesiser; a vocoder's README names its task
+    assert model_type_of(["Tacotron2"], None) == "rnn"
+    assert task_of("rnn", code="", hints="Tacotron2", pretrained=False, stage=None) == "text_to_speech"
+    assert task_of("cnn", code="", hints="HiFi-GAN Generator", pretrained=False, stage=None) == "text_to_speech"
+    assert known_model("runwayml/stable-diffusion-v1-5") == (860, "diffusion_unet")
 
 
 def test_hf_script_from_pretrained_and_structure(tmp_path: Path) -> None:

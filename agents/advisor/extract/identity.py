@@ -26,7 +26,8 @@ __all__ = ["ModelClass", "canonical_dataset", "find_class", "inline_model", "mod
 
 # Architecture families by name, most specific first; generic CNN names come after structure.
 _SPECIFIC_FAMILIES: Final = (
-    (r"vits\b|synthesizertrn|tacotron|fastspeech|glow-?tts", "vits_tts"),
+    (r"vits\b|synthesizertrn|fastspeech|glow-?tts", "vits_tts"),
+    (r"tacotron", "rnn"),  # Tacotron (2): a recurrent sequence-to-sequence model with attention
     (r"unet2dcondition|diffusion|ddpm|ldm\b|stable-?diffusion", "diffusion_unet"),
     (r"u-?net", "unet"),
     (r"yolo|r-?cnn|retinanet|\bdetr\b|\bssd\b|fcos|centernet|detector", "cnn_detector"),
@@ -227,7 +228,7 @@ def task_of(model_type: str | None, *, code: str, hints: str, pretrained: bool, 
         return _TASK_BY_TYPE[model_type]
     low = hints.lower()
     for pattern, task in (
-        (r"text[-_ ]to[-_ ]speech|\btts\b", "text_to_speech"),
+        (r"text[-_ ]to[-_ ]speech|\btts\b|tacotron|fastspeech|vocoder|hifi-?gan|waveglow|melgan", "text_to_speech"),
         (r"semantic segmentation|segmentation", "semantic_segmentation"),
         (r"object detection", "object_detection"),
         (r"diffusion", "image_generation_diffusion"),
