@@ -483,8 +483,9 @@ def _params(ex: Extraction, pretrained: Value | None, dataset: str | None, count
 _BOX_WORDS: Final = re.compile(r"\b(?:bbox\w*|boxes|box_iou|\w+_box\w*|nms|anchors?|iou_threshold|giou)\b", re.I)
 
 
+# Words only segmentation code uses ("segment", "seg_len" and ignore_index also occur in time series and LM code).
 _SEGMENTATION_WORDS: Final = re.compile(
-    r"\b(?:\w*segment\w*|\w+_seg|seg_\w+|\w*Seg[A-Z]\w*|miou|mean_iou|mean_iu|ignore_index)\b", re.I
+    r"\b(?:\w*segmentation\w*|miou|mean_iou|mean_iu|\w*Seg(?:Metrics|Head|Net|mentation)\w*)\b", re.I
 )
 
 
@@ -585,10 +586,10 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
     if ident.model_type is None and pretrained is not None and _loads_causal_lm(ex):
         ident.model_type = "decoder_only_transformer"  # the checkpoint is loaded as a causal language model
     if (
-        ident.model_type in (None, "cnn", "vision_transformer") and _vocabulary(ex, _SEGMENTATION_WORDS, enough=30)
+        ident.model_type in (None, "cnn", "vision_transformer") and _vocabulary(ex, _SEGMENTATION_WORDS, enough=20)
     ):  # fmt: skip
         ident.model_type = ident.model_type or "cnn"
-        ident.task = "semantic_segmentation"  # per-pixel labels: segmentation metrics, ignored label ids, mIoU
+        ident.task = "semantic_segmentation"  # per-pixel labels: segmentation datasets, metrics and heads, mIoU
         return ident
     stage = ex.get("stage")
     ident.task = task_of(
