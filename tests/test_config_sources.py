@@ -54,6 +54,9 @@ def test_structured_files_flattened_with_lines() -> None:
     t = load_structured("[tool]\nlr = 0.1\n", "cfg.toml")
     assert t["tool.lr"].value == 0.1
     assert load_structured("{not: [valid", "bad.yaml") == {}
+    # YAML 1.2 floats, as OmegaConf/Hydra read them: an exponent without a decimal point is a number, not text
+    e = load_structured("lr: 5e-7\nwd: 1.0e-2\nname: 5e-7x\nversion: 1.2.3\n", "config.yaml")
+    assert (e["lr"].value, e["wd"].value, e["name"].value, e["version"].value) == (5e-7, 0.01, "5e-7x", "1.2.3")
 
 
 def test_overrides_and_literals() -> None:

@@ -63,6 +63,23 @@ class ArgSpec:
     nargs: Any = None
 
 
+class _Yaml12Loader(yaml.SafeLoader):
+    """PyYAML's safe loader with YAML 1.2's floats: ``lr: 5e-7`` is a number (as OmegaConf, Hydra and ruamel read
+    it), not the string PyYAML's YAML 1.1 rules make of an exponent without a decimal point."""
+
+
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def load_yaml(text: str) -> Any:
+    """A YAML document with the safe loader and YAML 1.2 floats (raises ``yaml.YAMLError`` on bad input)."""
+    return yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 -- a SafeLoader subclass: no object construction
+
+
 def parse_literal(text: str) -> Any:
     """A command-line string as the value a config system would see (int, float, bool, None, list, str)."""
     t = text.strip()
@@ -346,7 +363,7 @@ def load_structured(text: str, path: str) -> dict[str, Value]:
         elif path.endswith(".toml"):
             data = tomllib.loads(text)
         else:
-            data = yaml.safe_load(text)
+            data = load_yaml(text)
     except (ValueError, yaml.YAMLError, tomllib.TOMLDecodeError):
         return {}
     return {k: Value(v, path, _line_of(text, k)) for k, v in flatten(data).items()}

@@ -10,7 +10,7 @@ from typing import Any, Final
 import yaml
 
 from schedmate.agents.advisor.extract.budget import check_time
-from schedmate.agents.advisor.extract.config_sources import Value, flatten
+from schedmate.agents.advisor.extract.config_sources import Value, flatten, load_yaml
 from schedmate.agents.advisor.extract.workspace import Workspace
 
 __all__ = ["compose_hydra"]
@@ -49,7 +49,7 @@ class _Composer:
         path = f"{self.base}/{rel}.yaml"
         text = self.ws.read_text_or_none(path) or ""
         try:
-            data = yaml.safe_load(text) or {}
+            data = load_yaml(text) or {}
         except yaml.YAMLError:
             data = {}
         defaults = data.pop("defaults", []) if isinstance(data, dict) else []
