@@ -283,3 +283,39 @@ def test_a_data_loader_out_of_shared_memory_is_the_nodes() -> None:
     d = diagnose_lines(lines)
     assert (d.category, d.infra_component, d.first_error_line) == ("infrastructure", "node", 4)
     assert d.action == "requeue"
+
+
+def test_colab_tracebacks_version_requirements_and_nccl_socket_setup() -> None:
+    """A Colab traceback (frames as Markdown links, collapsed "4 frames") ending in a library's version requirement
+    on another library is the framework's (version skew); NCCL failing to bind its bootstrap socket is the node's
+    network, not the symptom of a peer going away."""
+    colab = [
+        "---------------------------------------------------------------------------",
+        "ImportError                               Traceback (most recent call last)",
+        "[<ipython-input-62-838a707a40f5>](https://localhost:8080/#) in <cell line: 1>()",
+        "----> 1 training_args = TrainingArguments(",
+        "      2         output_dir='finetuned_model',",
+        "",
+        "4 frames",
+        "[/usr/local/lib/python3.10/dist-packages/transformers/training_args.py](https://localhost:8080/#) in "
+        "_setup_devices(self)",
+        '   1671             if not is_accelerate_available(min_version="0.20.1"):',
+        "-> 1672                 raise ImportError(",
+        "",
+        "ImportError: Using the `Trainer` with `PyTorch` requires `accelerate>=0.20.1`: Please run "
+        "`pip install accelerate -U`",
+    ]
+    tb = find_tracebacks(colab)[0]
+    assert [f.func for f in tb.frames] == ["<cell line: 1>", "_setup_devices"] and tb.frames[-1].in_library
+    d = diagnose_lines(colab)
+    assert (d.category, d.first_error_line) == ("framework", 2)
+    nccl = [
+        "[2/20][4084/7614] Loss: 9.590029",
+        "node1:140:140 [0] include/socket.h:333 NCCL WARN Call to bind failed : Address already in use",
+        "node1:140:140 [0] NCCL INFO bootstrap.cc:91 -> 2",
+        "Traceback (most recent call last):",
+        '  File "train.py", line 49, in average_gradients',
+        "    dist.all_reduce(param.grad.data, op=dist.reduce_op.SUM, group=dist_group)",
+    ]
+    n = diagnose_lines(nccl)
+    assert (n.category, n.infra_component, n.first_error_line) == ("infrastructure", "network", 2)

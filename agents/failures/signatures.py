@@ -129,6 +129,10 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
        "user_script", None, ERROR,
        "the job's CUDA build does not support this GPU model: install a build for its compute capability",
        ("CUDA error: no kernel image is available for execution on the device",)),
+    _s("version_skew", r"\brequires? [`'\"]?[A-Za-z][\w.-]{1,40}[`'\"]? ?(?:>=|==|~=|<=)\s?\d[\w.]{0,20}",
+       "framework", None, ERROR, "an installed library requires another library's version that is not installed: "
+       "the environment's package versions disagree",
+       ("ImportError: Using the `Trainer` with `PyTorch` requires `accelerate>=0.20.1`: Please run `pip install -U`",)),
     _s("missing_pkg", r"\bNo module named\b|\bModuleNotFoundError\b|\brequires? .{0,60}\b(?:to be installed|installed)\b|"
        r"\bis not installed\b", "user_script", None, ERROR,
        "a package the job needs is missing from its environment: install it or change the configuration",
@@ -156,6 +160,11 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
        "other", None, SYMPTOM, "a collective operation timed out: one rank stopped participating (hang, crash or "
        "slow I/O); the root cause is on the rank that stalled",
        ("[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5) ran for 600000 milliseconds",)),
+    _s("nccl_socket_setup", r"\bNCCL WARN\b.{0,200}\b(?:bind failed|Address already in use|Cannot assign requested "
+       r"address|No route to host|Network is unreachable)\b",
+       "infrastructure", "network", ERROR, "NCCL could not set up its sockets on this node's network (port in use, "
+       "address not assignable, no route): the node's network configuration, not the job",
+       ("n1:140:140 [0] include/socket.h:333 NCCL WARN Call to bind failed : Address already in use",)),
     _s("peer_gone", r"\bConnection reset by peer\b|\bBroken pipe\b|\bConnection refused\b|\bConnection closed by peer\b|"
        r"\bremote process exited\b|\bncclRemoteError\b|\bCall to recv from\b.{0,200}\bfailed\b|"
        r"\bsocket\b.{0,100}\b(?:closed|failed)\b",

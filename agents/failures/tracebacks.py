@@ -12,13 +12,14 @@ __all__ = ["Frame", "Traceback", "find_tracebacks", "strip_prefix"]
 _PREFIX: Final = re.compile(r"^(?:\[(?:rank|default)?\d+\]:\s?|\d{1,4}: |\[\d+,\d+\]<std(?:out|err)>:\s?)")
 _START: Final = re.compile(r"Traceback \(most recent call last\)")
 # A frame as CPython prints it, as IPython/Jupyter prints it ("File /p.py:384, in f(...)" or "/p.py in f(...)"
-# followed by "--> 384"), and as rich prints it ("│ /p.py:753 in run │").
+# followed by "--> 384"), as rich prints it ("│ /p.py:753 in run │"), and as Colab links ("[/p.py](https://…) in f").
 _FRAME: Final = re.compile(
     r'^\s*File "(?P<p1>[^"]+)", line (?P<l1>\d+), in (?P<f1>\S+)'
     r"|^\s*File (?P<p2>[~/.\w\\:-][^\s:]*\.pyx?):(?P<l2>\d+), in (?P<f2>[\w.<>]+)"
     r"|^(?P<p3>[~/.\w\\:-][^\s:]*\.pyx?) in (?P<f3>[\w.<>]+)(?:\(|\s*$)"
     r"|^[│|]\s*(?P<p4>[~/.\w\\:-][^\s:]*\.pyx?):(?P<l4>\d+) in (?P<f4>[\w.<>]+)"
     r"|^(?P<p5><ipython-input-[\w-]+>) in (?P<f5>[\w.<>]+)"
+    r"|^\[(?P<p6>[^\]\s]{1,500})\]\([^)\s]{0,200}\) in (?P<f6><[^>]{1,60}>|[\w.]+)"  # Colab links
 )
 _EXC: Final = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning)?)(?::\s?(.*))?$")
 _CHAIN: Final = re.compile(
@@ -123,9 +124,9 @@ def _frame(text: str) -> Frame | None:
     if m is None:
         return None
     g = m.groupdict()
-    path = g["p1"] or g["p2"] or g["p3"] or g["p4"] or g["p5"] or ""
+    path = g["p1"] or g["p2"] or g["p3"] or g["p4"] or g["p5"] or g["p6"] or ""
     line = g["l1"] or g["l2"] or g["l4"] or "0"
-    return Frame(path, int(line), g["f1"] or g["f2"] or g["f3"] or g["f4"] or g["f5"] or "?")
+    return Frame(path, int(line), g["f1"] or g["f2"] or g["f3"] or g["f4"] or g["f5"] or g["f6"] or "?")
 
 
 def _read_one(
@@ -146,7 +147,7 @@ def _read_one(
             last_frame = j
             j += 1
             continue
-        if re.match(r"^-*>\s*\d+\s", text) or re.match(r"^\s*\d+\s", text):
+        if re.match(r"^-*>\s*\d+\s", text) or re.match(r"^\s*\d+\s", text) or re.fullmatch(r"\d{1,4} frames", text):
             j += 1  # IPython's source context ("--> 384 loss = ..."), numbered lines
             context += 1
             continue
