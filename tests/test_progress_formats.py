@@ -206,3 +206,11 @@ def test_a_declared_run_length_gives_the_remaining_time_when_no_counter_shows_a_
     tracker.feed("j", 1, split_physical_lines(b"[RANK 0]   Total optimization steps = 3,000\n"))
     state = tracker.job("j").progress.to_state()
     assert JobProgress.from_state(json.loads(json.dumps(state))).declared_total == 3000
+
+
+def test_microseconds_per_step_are_a_step_time() -> None:
+    """Keras prints fast steps in microseconds (``85us/step``, ``85µs/step``): read as seconds like ``ms/step``."""
+    line = "178/178 [==============================] - 0s 85us/step - loss: 0.0286 - acc: 0.0000e+00"
+    assert snap(["Epoch 8/250", line])["step_time_s"] == pytest.approx(85e-6)
+    assert snap(["Epoch 8/250", line.replace("85us", "85\u00b5s")])["step_time_s"] == pytest.approx(85e-6)
+    assert snap(["Epoch 8/250", line.replace("85us", "85ms")])["step_time_s"] == pytest.approx(0.085)

@@ -61,7 +61,8 @@ _KEY_BEFORE: Final = re.compile(
     r"\s*['\"]?\s*[:=]?\s*['\"]?\s*[\[(]?\s*$"
 )
 _UNIT_AFTER: Final = re.compile(
-    r"\s?(it/s|s/it|steps/s|step/s|steps/sec|iters/s|iter/s|updates/s|ms/step|s/step|ms/it|ms/iter|s/iter|"
+    r"\s?(it/s|s/it|steps/s|step/s|steps/sec|iters/s|iter/s|updates/s|ms/step|us/step|\u00b5s/step|s/step|ms/it|ms/iter|"
+    r"s/iter|"
     r"samples/s|samples/sec|sample/s|img/s|imgs/s|/s|"
     r"images/s|examples/s|ex/s|tok/s|tokens/s|tokens/sec|tok/sec|ms|sec|s|%|[KMGT]i?B)(?![\w/])"
 )
@@ -150,7 +151,8 @@ _RATE_UNITS: Final = {
     "examples/s": "samples_per_s", "ex/s": "samples_per_s",
     "tok/s": "tokens_per_s", "tokens/s": "tokens_per_s", "tokens/sec": "tokens_per_s", "tok/sec": "tokens_per_s",
 }  # fmt: skip
-_STEP_TIME_UNITS: Final = {"ms/step": 0.001, "ms/it": 0.001, "ms/iter": 0.001, "s/step": 1.0, "s/iter": 1.0}
+_STEP_TIME_UNITS: Final = {"ms/step": 0.001, "us/step": 1e-6, "\u00b5s/step": 1e-6, "ms/it": 0.001, "ms/iter": 0.001,
+                           "s/step": 1.0, "s/iter": 1.0}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
