@@ -63,7 +63,7 @@ class ArgSpec:
     nargs: Any = None
 
 
-class _Yaml12Loader(yaml.SafeLoader):
+class _Yaml12Loader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no type stubs here
     """PyYAML's safe loader with YAML 1.2's floats: ``lr: 5e-7`` is a number (as OmegaConf, Hydra and ruamel read
     it), not the string PyYAML's YAML 1.1 rules make of an exponent without a decimal point."""
 
