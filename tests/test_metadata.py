@@ -168,3 +168,38 @@ def test_configargparse_key_value_files_keras_jobs_and_factories_in_the_jobs_mod
     )
     det = extract_metadata(tmp_path / "det", "python train.py")
     assert (det.model_name, det.params_millions) == ("SSD", None)
+
+
+def test_option_classes_inherit_their_base_arguments_and_data_parallel_over_listed_gpus(tmp_path: Path) -> None:
+    """pix2pix-style option classes: ``TrainOptions(BaseOptions)`` inherits ``--dataroot`` and ``--fp16`` from the
+    base class's module, so an ``if opt.fp16:`` arm that is off is dead code; ``--gpu_ids 0,1,2,3`` with one process
+    and ``nn.DataParallel`` is data parallelism over 4 GPUs whose global batch is the loader's; the epoch loop the code
+    runs wins over a setting named ``niter``."""
+    (tmp_path / "options").mkdir()
+    (tmp_path / "options" / "base_options.py").write_text(
+        "import argparse\nclass BaseOptions():\n    def __init__(self):\n"
+        "        self.parser = argparse.ArgumentParser()\n    def initialize(self):\n"
+        "        self.parser.add_argument('--gpu_ids', type=str, default='0')\n"
+        "        self.parser.add_argument('--fp16', action='store_true', default=False)\n"
+        "        self.parser.add_argument('--batchSize', type=int, default=1)\n"
+        "        self.parser.add_argument('--dataroot', type=str, default='./datasets/cityscapes/')\n"
+        "    def parse(self):\n        self.initialize()\n        return self.parser.parse_args()\n"
+    )
+    (tmp_path / "options" / "train_options.py").write_text(
+        "from .base_options import BaseOptions\nclass TrainOptions(BaseOptions):\n    def initialize(self):\n"
+        "        BaseOptions.initialize(self)\n        self.parser.add_argument('--niter', type=int, default=100)\n"
+        "        self.parser.add_argument('--niter_decay', type=int, default=100)\n"
+        "        self.parser.add_argument('--lr', type=float, default=0.0002)\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom options.train_options import TrainOptions\nopt = TrainOptions().parse()\n"
+        "model = torch.nn.Linear(2, 2)\noptimizer = torch.optim.Adam(model.parameters(), lr=opt.lr)\n"
+        "if opt.fp16:\n    from apex import amp\n    model, optimizer = amp.initialize(model, optimizer, opt_level='O1')\n"
+        "model = torch.nn.DataParallel(model)\nstart_epoch = 1\n"
+        "for epoch in range(start_epoch, opt.niter + opt.niter_decay + 1):\n    pass\n"
+    )
+    md = extract_metadata(tmp_path, "python train.py --batchSize 8 --gpu_ids 0,1,2,3")
+    assert (md.dataset, md.precision, "apex" in md.framework) == ("Cityscapes", "fp32", False)
+    assert (md.distributed, md.num_gpus, md.batch_size_per_device, md.global_batch_size) == ("dp", 4, 8, 8)
+    assert (md.epochs, md.max_steps) == (200, None)
+    assert extract_metadata(tmp_path, "python train.py --fp16").precision == "fp16"

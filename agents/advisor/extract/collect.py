@@ -188,7 +188,25 @@ def _imported_parser_specs(ws: Workspace, code: str, script: str) -> list[ArgSpe
             continue
         path = ws.module_file(node.module, node.level, script)
         if path and path != script and (text := ws.read_text_or_none(path)):
-            specs += argparse_specs(text)
+            specs += _base_class_specs(ws, text, path) + argparse_specs(text)
+    return specs
+
+
+def _base_class_specs(ws: Workspace, text: str, path: str, hops: int = 2) -> list[ArgSpec]:
+    """Arguments an options class inherits: ``class TrainOptions(BaseOptions)`` whose ``initialize`` calls the base
+    class's, which adds the shared ``--dataroot``, ``--fp16``, ... (pix2pix-style option classes), base first."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    bases = {b.id for c in tree.body if isinstance(c, ast.ClassDef) for b in c.bases if isinstance(b, ast.Name)}
+    specs: list[ArgSpec] = []
+    for node in tree.body:
+        if hops <= 0 or not isinstance(node, ast.ImportFrom) or not any(a.name in bases for a in node.names):
+            continue
+        base = ws.module_file(node.module or "", node.level, path)
+        if base and base != path and (base_text := ws.read_text_or_none(base)):
+            specs += _base_class_specs(ws, base_text, base, hops - 1) + argparse_specs(base_text)
     return specs
 
 

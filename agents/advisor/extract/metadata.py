@@ -44,7 +44,7 @@ _LR_KEYS = (
 )
 _BATCH_KEYS = ("per_device_train_batch_size", "micro_batch_size", "batch_size_per_gpu", "batch_size",
                "train_batch_size", "train.batch_size", "data.batch_size", "batch_size_training", "batch_size_train",
-               "batch_size_per_device", "train_micro_batch_size_per_gpu", "batch")  # fmt: skip
+               "batch_size_per_device", "train_micro_batch_size_per_gpu", "batch", "batchSize")  # fmt: skip
 # Names the community gives these settings (matched as a dotted key, then as a key's last part, any case).
 _EPOCH_KEYS = ("num_train_epochs", "epochs", "max_epochs", "trainer.max_epochs", "train.epochs", "num_epochs",
                "n_epochs", "nepochs", "max_epoch", "total_epochs", "train_epochs", "num_epoch", "max_train_epochs",
@@ -143,7 +143,7 @@ def _setup(ex: Extraction) -> _Setup:
             num_gpus = nodes.value * per_node.value  # a submitit launcher: nodes x GPUs per node
     if num_gpus is None and launch.visible_gpus:
         num_gpus = launch.visible_gpus
-    gpus_flag = ex.get("num_gpus", "gpus", "ngpus", "n_gpus", "num_gpu")
+    gpus_flag = ex.get("num_gpus", "gpus", "ngpus", "n_gpus", "num_gpu", "gpu_ids")
     if (
         num_gpus is None and launch.launcher == "python" and gpus_flag is not None and gpus_flag.source == "command"
         and isinstance(gpus_flag.value, int) and not isinstance(gpus_flag.value, bool) and gpus_flag.value > 0
@@ -171,6 +171,11 @@ def _setup(ex: Extraction) -> _Setup:
         or (strategy is not None and "fsdp" in str(strategy.value).lower())
     ):
         distributed = "fsdp"  # `--fsdp full_shard`, or the model is wrapped in FSDP where the code runs
+    elif (
+        launch.launcher == "python" and "dp_wrap" in ex.uses and "ddp_wrap" not in ex.uses
+        and not re.search(r"\bspawn\(", ex.code)
+    ):  # fmt: skip
+        distributed = "dp"  # one process drives the GPUs it is given through nn.DataParallel
     elif (
         (num_gpus or 1) > 1 or (strategy is not None and "ddp" in str(strategy.value)) or launch.launcher == "relaunch"
     ):
@@ -224,6 +229,8 @@ def _batch_sizes(
         return bs, bs * acc
     if num_gpus is None and distributed not in ("single_gpu", "dp") and not ex.batch_split_in_code:
         return bs, None  # one process per visible GPU, how many the command does not say: the total is unknown
+    if distributed == "dp":
+        return bs, bs * acc  # one process: DataParallel splits the loader's batch over the GPUs
     return bs, bs * acc * (num_gpus or 1)
 
 
@@ -365,6 +372,10 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
     bs = t.take("batch_size_per_device", *_BATCH_KEYS, use="batch", deepspeed=("train_micro_batch_size_per_gpu",))
     epochs = t.take("epochs", *_EPOCH_KEYS, use="epochs")
     max_steps = t.take("max_steps", *_STEP_KEYS, use="max_steps")
+    by_loop, by_name = t.prov.get("epochs"), t.prov.get("max_steps")
+    if by_loop is not None and by_loop.path == "use" and by_name is not None and by_name.path != "use":
+        max_steps = None  # the loop the code runs counts epochs; a setting merely named like a step count does not win
+        t.prov.pop("max_steps")
     if not isinstance(max_steps, int | float) or isinstance(max_steps, bool) or max_steps <= 0:
         max_steps = None  # a schedule's milestones (`SOLVER.STEPS: [30, 60]`) are no step budget
         t.prov.pop("max_steps", None)
