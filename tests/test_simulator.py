@@ -357,3 +357,24 @@ def test_cli_prints_the_documented_json_and_writes_a_report(tmp_path: Path) -> N
     assert (tmp_path / "rep" / "jct_cdf.png").stat().st_size > 10000
     bad = subprocess.run([*base, "--policies", "fifo,srtf"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "unknown policy 'srtf'" in bad.stderr
+
+
+def test_a_job_on_a_node_that_goes_bad_hangs_until_its_collectives_time_out() -> None:
+    """Node 0 goes bad at t=100 under a running 1000 s job: it holds its GPUs without progress for ``hang_s`` (the
+    NCCL timeout) — even if the node is repaired meanwhile — then fails, losing the 100 s since its start; the
+    Failure Handler requeues it 30 s later onto the other node. Without the hang it fails at once."""
+    jobs = [TraceJob("a", 0.0, 1000.0, 8)]
+
+    def run(hang_s: float, repair_s: float = 3600.0) -> tuple[float, int, float]:
+        policy = fifo()
+        policy.recovery = Recovery(auto=True, recall=1.0)
+        faults = Faults(((100.0, 0),), repair_s=repair_s, checkpoint_s=3600.0, hang_s=hang_s)
+        sim = Simulation(jobs, Cluster(2, 8), policy, faults=faults)
+        (r,) = sim.run()
+        return r.end_s, r.failures, sim.jobs[0].attained_gpu_s
+
+    end, failures, attained = run(hang_s=1800.0)
+    assert (end, failures) == (pytest.approx(100 + 1800 + 30 + 1000), 1)
+    assert attained == pytest.approx((1900 + 1000) * 8)  # the hung half hour holds all 8 GPUs
+    assert run(hang_s=1800.0, repair_s=600.0)[:2] == (pytest.approx(2930.0), 1)
+    assert run(hang_s=0.0)[:2] == (pytest.approx(100 + 30 + 1000), 1)

@@ -4,8 +4,9 @@ A job's work is its trace duration at full speed; it runs at ``rate`` 1 alone an
 policy packs two jobs on the same GPUs. A preempted job keeps what it did (checkpointed) and pays a
 restore overhead when it runs again. A job's completion time is its end minus its submission.
 
-Node faults (:class:`Faults`): a node that goes bad fails the jobs running on it at once and every job
-placed on it later ``fail_after_s`` after it starts (an Xid at the first kernels, an NCCL timeout), or just
+Node faults (:class:`Faults`): a node that goes bad stops the jobs running on it — they hold their GPUs without
+progress until their collectives time out ``hang_s`` later, then fail — and fails every job placed on it later
+``fail_after_s`` after it starts (an Xid at the first kernels, an NCCL timeout), or just
 before it would have ended if sooner — nothing completes on a bad node — until it is repaired
 ``repair_s`` after the fault began. A failed job loses the work since its last checkpoint and is
 submitted again when the policy's :class:`~schedmate.connectors.sim.policies.Recovery` says: by its
@@ -48,6 +49,9 @@ class Faults:
     repair_s: float = 6 * 3600.0  # until operators notice and fix a node nobody flagged
     fail_after_s: float = 300.0  # a job started on a bad node fails this long after it starts
     checkpoint_s: float = 3600.0  # a failed job loses at most this much work
+    # A job running on a node when it goes bad stops making progress but holds its GPUs until its collectives time
+    # out (PyTorch's default NCCL timeout is 30 minutes); only then does it fail and its failure become visible.
+    hang_s: float = 1800.0
 
     @classmethod
     def poisson(cls, nodes: int, horizon_s: float, mtbf_days: float, seed: int, **kw: float) -> Faults:
@@ -194,7 +198,9 @@ class Simulation:
                 self._push(self.now + min(self.faults.fail_after_s, 0.999 * job.remaining_s), _JOB_FAIL, job)
 
     def set_rate(self, job: SimJob, rate: float) -> None:
-        """Change a running job's speed (packing, unpacking)."""
+        """Change a running job's speed (packing, unpacking); a job hung on a bad node stays stopped."""
+        if "hang" in job.info:
+            return
         self._settle(job)
         job.rate = max(1e-3, rate)
         self._arm(job)
@@ -207,6 +213,9 @@ class Simulation:
             raise AssertionError("preempting a job that is not running")
         self._settle(job)
         job.attained_gpu_s += (self.now - job.run_since_s) * job.gpus
+        hung = job.info.pop("hang", None)
+        if hung is not None and self.faults is not None:  # a hung job writes no checkpoint: its work since is lost
+            job.remaining_s += min((hung[0] - job.run_since_s) * hung[1], self.faults.checkpoint_s)
         if overhead:
             job.remaining_s += self.restore_overhead_s
             job.preemptions += 1
@@ -225,6 +234,19 @@ class Simulation:
             for other in alloc.jobs:
                 self.policy.on_unpacked(self.by_idx[other], self.now)
 
+    def _hang(self, job: SimJob, node: int) -> None:
+        """``job`` runs on ``node`` as it goes bad: it makes no progress from now on, holds its GPUs, and fails when
+        its collectives time out (``Faults.hang_s``)."""
+        assert self.faults is not None
+        if self.faults.hang_s <= 0:
+            self._fail(job, node)
+            return
+        self._settle(job)
+        job.info["hang"] = (self.now, job.rate, node)  # progress stops here; the rate it ran at counts the lost work
+        job.rate = 0.0
+        job.version += 1  # its completion event is void; the failure below is its next event
+        self._push(self.now + self.faults.hang_s, _JOB_FAIL, job)
+
     def _fail(self, job: SimJob, node: int) -> None:
         """``job`` failed on bad ``node``: it loses the work since its last checkpoint and is resubmitted when the
         policy's recovery says; a diagnosed failure also drains the node."""
@@ -233,7 +255,9 @@ class Simulation:
         self._settle(job)
         ran = self.now - job.run_since_s
         job.attained_gpu_s += ran * job.gpus
-        job.remaining_s += min(ran * job.rate, self.faults.checkpoint_s)
+        hung = job.info.pop("hang", None)
+        progressed = (hung[0] - job.run_since_s) * hung[1] if hung is not None else ran * job.rate
+        job.remaining_s += min(progressed, self.faults.checkpoint_s)
         job.failures += 1
         job.version += 1  # its completion event is void
         self._leave(job, alloc)
@@ -252,7 +276,8 @@ class Simulation:
             self.fault_count += 1
             self._push_node(self.now + self.faults.repair_s, _REPAIR, node)
             for idx in sorted(self._on_node.get(node, ())):
-                self._fail(self.by_idx[idx], node)
+                if "hang" not in self.by_idx[idx].info:
+                    self._hang(self.by_idx[idx], node)
         elif kind == _REPAIR:
             self.faulty.discard(node)
             self.cluster.resume(node)
@@ -297,7 +322,9 @@ class Simulation:
                     alloc = job.alloc
                     on_main = alloc is not None and alloc.owner is self.cluster
                     bad = [node for node, _ in alloc.parts if node in self.faulty] if alloc and on_main else []
-                    if bad:
+                    if "hang" in job.info:  # its collectives timed out, whether or not the node was repaired since
+                        self._fail(job, job.info["hang"][2])
+                    elif bad:
                         self._fail(job, bad[0])
                 else:
                     self.policy.on_timer(job, tag)

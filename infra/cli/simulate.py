@@ -64,6 +64,14 @@ def simulate(
     repair_hours: Annotated[
         float, typer.Option(help="With --failures: hours until operators fix a bad node.", min=0.0)
     ] = 6.0,
+    hang_min: Annotated[
+        float,
+        typer.Option(
+            help="With --failures: minutes a job on a node that goes bad holds its GPUs without progress before it "
+            "fails (its collectives' timeout; 0: it fails at once).",
+            min=0.0,
+        ),
+    ] = 30.0,
     user_delay_min: Annotated[
         float, typer.Option(help="With --failures: mean minutes before a user resubmits a failed job.", min=0.0)
     ] = 60.0,
@@ -125,7 +133,7 @@ def simulate(
             report = run_policies(loaded, names, gpus=size, gpus_per_node=gpus_per_node, seed=seed,
                                   early_exit=early_exit, embedder=embedder, progress=progress, failures=failures,
                                   recovery=recovery, node_mtbf_days=node_mtbf_days, tracker_coverage=tracker_coverage,
-                                  fault_kw={"repair_s": repair_hours * 3600})  # fmt: skip
+                                  fault_kw={"repair_s": repair_hours * 3600, "hang_s": hang_min * 60})  # fmt: skip
     except SchedMateError as exc:
         fail(exc)
     if as_json:
