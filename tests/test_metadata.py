@@ -203,3 +203,31 @@ def test_option_classes_inherit_their_base_arguments_and_data_parallel_over_list
     assert (md.distributed, md.num_gpus, md.batch_size_per_device, md.global_batch_size) == ("dp", 4, 8, 8)
     assert (md.epochs, md.max_steps) == (200, None)
     assert extract_metadata(tmp_path, "python train.py --fp16").precision == "fp16"
+
+
+def test_hydra_entries_objectives_and_registries_keyed_by_module_name(tmp_path: Path) -> None:
+    """A plain loop composed by Hydra lists Hydra; a config group that selects the DPO objective (``loss=dpo``) is
+    preference optimisation; ``--model PatchTST`` picking ``models/PatchTST.py`` of a registry names the model."""
+    (tmp_path / "config" / "loss").mkdir(parents=True)
+    (tmp_path / "config" / "config.yaml").write_text("lr: 5e-7\nbatch_size: 4\ndefaults:\n- _self_\n- loss: sft\n")
+    (tmp_path / "config" / "loss" / "sft.yaml").write_text("name: sft\n")
+    (tmp_path / "config" / "loss" / "dpo.yaml").write_text("name: dpo\nbeta: 0.1\n")
+    (tmp_path / "train.py").write_text(
+        "import hydra, torch\nimport transformers\n\n@hydra.main(version_base=None, config_path='config', "
+        "config_name='config')\ndef main(config):\n"
+        "    policy = transformers.AutoModelForCausalLM.from_pretrained('EleutherAI/pythia-2.8b')\n"
+        "    optimizer = torch.optim.RMSprop(policy.parameters(), lr=config.lr)\n\nmain()\n"
+    )
+    dpo = extract_metadata(tmp_path, "python train.py loss=dpo loss.beta=0.1")
+    assert (dpo.task, dpo.learning_rate, "Hydra" in dpo.framework) == ("preference_optimization_dpo", 5e-7, True)
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "PatchTST.py").write_text(
+        "from torch import nn\nclass Model(nn.Module):\n    def __init__(self, configs):\n"
+        "        super().__init__()\n        self.head = nn.Linear(configs.d_model, 96)\n"
+    )
+    (tmp_path / "run.py").write_text(
+        "import argparse\nfrom models import PatchTST, DLinear\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--model', type=str, default='DLinear')\nargs = p.parse_args()\n"
+        "model_dict = {'PatchTST': PatchTST, 'DLinear': DLinear}\nmodel = model_dict[args.model].Model(args)\n"
+    )
+    assert extract_metadata(tmp_path, "python run.py --model PatchTST").model_name == "PatchTST"

@@ -296,6 +296,8 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         fw.append("PyTorch")
         if re.search(r"from transformers import|import transformers", code):
             fw.append("HF Transformers")
+    if "@hydra.main" in code and "Hydra" not in fw:
+        fw.append("Hydra")  # the entry is composed by Hydra, whatever trains
     if fw[0] != "LLaMA-Factory":
         peft_flag = ex.get("use_peft")  # TRL's ModelConfig: the trainer builds the LoRA adapters from the settings
         peft_on = peft_flag is not None and peft_flag.value is True

@@ -345,10 +345,19 @@ def _model_from_type_setting(
     if not wanted:
         return _Model()
     pattern = re.compile(r"^class (" + "|".join(map(re.escape, wanted)) + r")\(([^)]*)\)\s*:", re.M)
+    named_module: tuple[str, str, str] | None = None  # a module named after the setting (`models/PatchTST.py`)
     for n, file in enumerate(ws.files((".py",))):
         if n >= 800:
             break
         text = ws.read_text_or_none(file)
+        stem = file.rsplit("/", 1)[-1].removesuffix(".py")
+        if (
+            named_module is None
+            and stem in wanted
+            and text
+            and (mod := re.search(r"^class (\w+)\([^)]*\bModule\b[^)]*\)\s*:", text, re.M))
+        ):
+            named_module = (stem, mod.group(1), file)
         m = pattern.search(text) if text else None
         if m is None or ("Module" not in m.group(2) and not re.search(r"\b(?:Net|Model|Arch)\b", m.group(2))):
             continue
@@ -362,6 +371,11 @@ def _model_from_type_setting(
         }
         prov["model_name"] = FieldSource(file=v.source, line=v.line)
         return _Model(cls, find_class(ws, cls, text or "", file), counter.count_class(file, cls, kwargs))
+    if named_module is not None:  # a registry keyed by module name: the setting names the model, its module builds it
+        stem, cls, file = named_module
+        key, v = wanted[stem]
+        prov["model_name"] = FieldSource(file=v.source, line=v.line)
+        return _Model(stem, find_class(ws, cls, ws.read_text_or_none(file) or "", file), None)
     return _Model()
 
 
@@ -592,6 +606,9 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
         ident.task = "semantic_segmentation"  # per-pixel labels: segmentation datasets, metrics and heads, mIoU
         return ident
     stage = ex.get("stage")
+    if stage is None:  # the objective a config group or setting selects (`loss=dpo`, `loss.name: dpo`)
+        chosen = (ex.values.get(k) for k in ("loss.name", "objective", "loss_type", "training_objective"))
+        stage = next((v for v in chosen if v is not None and str(v.value) in ("sft", "dpo", "kto")), None)
     ident.task = task_of(
         ident.model_type,
         code=ex.code,
