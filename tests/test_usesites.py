@@ -364,3 +364,18 @@ def test_a_step_counter_that_ends_training_is_the_step_budget(tmp_path: Path) ->
     assert extract_metadata(tmp_path, "python main.py").max_steps == 30000
     epochs = extract_metadata(tmp_path, "python epochs.py")
     assert (epochs.epochs, epochs.max_steps) == (90, None)
+
+
+def test_an_unbounded_step_counter_limit_is_no_step_budget(tmp_path: Path) -> None:
+    """``if it >= 1e999: break`` (infinite) or a NaN bound gives no step budget and breaks nothing else."""
+    write(
+        tmp_path,
+        {
+            "m.py": "import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "it = 0\nfor b in loader:\n    it += 1\n    model(b).sum().backward()\n    opt.step()\n"
+            "    if it >= 1e999:\n        break\n",
+        },
+    )
+    cuts: list[str] = []
+    md = extract_metadata(tmp_path, "python m.py", cuts=cuts)
+    assert (md.max_steps, md.learning_rate, cuts) == (None, 0.1, [])

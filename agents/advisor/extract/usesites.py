@@ -1098,7 +1098,7 @@ def find_uses(
             out["max_steps"] = Use(stop - start, file, line, "for it in range(): one optimizer step per pass")
     for bound, line in _counter_limits(tree):
         n = r.value(bound, _scope_at(r, tree, line), line)
-        if isinstance(n, int | float) and not isinstance(n, bool) and n > 0 and "max_steps" not in out:
+        if isinstance(n, int | float) and not isinstance(n, bool) and 0 < n < 1e15 and "max_steps" not in out:
             out["max_steps"] = Use(int(n), file, line, "training stops when its step counter reaches this")
     for rng, line in _epoch_loops(tree):  # range(stop) or range(start, stop): stop - start epochs
         scope = _scope_at(r, tree, line)
