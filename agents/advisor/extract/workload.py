@@ -237,9 +237,8 @@ def _built_class(resolver: _FunctionResolver, fn: ast.FunctionDef, file: str, de
     for stmt in ast.walk(fn):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             bound[stmt.targets[0].id] = stmt.value
-    for (
-        stmt
-    ) in fn.body:  # what every call builds outranks what an `if` arm rebinds (`if args.masks: model = Seg(model)`)
+    # What every call builds outranks what an `if` arm rebinds (`if args.masks: model = Seg(model)`).
+    for stmt in fn.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             bound[stmt.targets[0].id] = stmt.value
     for stmt in ast.walk(fn):
