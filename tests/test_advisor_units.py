@@ -182,6 +182,11 @@ def test_identity_rules() -> None:
     assert task_of("rnn", code="", hints="Tacotron2", pretrained=False, stage=None) == "text_to_speech"
     assert task_of("cnn", code="", hints="HiFi-GAN Generator", pretrained=False, stage=None) == "text_to_speech"
     assert known_model("runwayml/stable-diffusion-v1-5") == (860, "diffusion_unet")
+    # preference and instruction datasets by their hub ids (the binarized UltraFeedback before the raw one)
+    assert canonical_dataset("Anthropic/hh-rlhf") == "Anthropic HH-RLHF"
+    assert canonical_dataset("HuggingFaceH4/ultrafeedback_binarized") == "UltraFeedback binarized"
+    assert canonical_dataset("openbmb/UltraFeedback") == "UltraFeedback"
+    assert canonical_dataset("databricks/databricks-dolly-15k") == "Dolly 15k"
 
 
 def test_hf_script_from_pretrained_and_structure(tmp_path: Path) -> None:
