@@ -375,7 +375,7 @@ def _world_size(launch: Launch, code: str) -> int | None:
     return None
 
 
-_ACCELERATE_TYPES: Final = {"DEEPSPEED": "deepspeed", "FSDP": "fsdp", "MULTI_GPU": "ddp"}
+_ACCELERATE_TYPES: Final = {"DEEPSPEED": "deepspeed", "FSDP": "fsdp"}  # MULTI_GPU: ddp, from the process count
 
 
 def _accelerate_setup(ws: Workspace, ex: Extraction) -> None:
@@ -412,8 +412,6 @@ def _accelerate_setup(ws: Workspace, ex: Extraction) -> None:
     dist = _ACCELERATE_TYPES.get(str(kind.value)) if kind is not None else None
     dist = "deepspeed" if flags.get("use_deepspeed") else "fsdp" if flags.get("use_fsdp") else dist
     where = (kind.source, kind.line) if kind is not None else ("command", None)
-    if dist is not None:
-        ex.values["accelerate.distributed_type"] = Value(dist, *where)
     if dist == "deepspeed":
         ds_file = setting("deepspeed_config_file", "deepspeed_config.deepspeed_config_file")
         stage = setting("zero_stage", "deepspeed_config.zero_stage")
