@@ -138,7 +138,7 @@ class KafkaCluster(AsyncLifecycle):
         self.extra = extra or {}
         self.home: Path | None = None
         self.nodes = [_Node(i + 1, free_port(), free_port(), folder / f"node-{i + 1}") for i in range(nodes)]
-        self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        self.cluster_id = _cluster_id()
 
     @property
     def bootstrap(self) -> str:
@@ -313,3 +313,12 @@ class KafkaCluster(AsyncLifecycle):
                     n.proc.wait()
             if n.out is not None:
                 n.out.close()
+
+
+def _cluster_id() -> str:
+    """A random cluster id as Kafka makes them: URL-safe base64 of a UUID, never starting with ``-`` (the storage
+    tool would read such an id as an option: one id in 64 did, and formatting failed)."""
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
