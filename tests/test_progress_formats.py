@@ -214,3 +214,11 @@ def test_microseconds_per_step_are_a_step_time() -> None:
     assert snap(["Epoch 8/250", line])["step_time_s"] == pytest.approx(85e-6)
     assert snap(["Epoch 8/250", line.replace("85us", "85\u00b5s")])["step_time_s"] == pytest.approx(85e-6)
     assert snap(["Epoch 8/250", line.replace("85us", "85ms")])["step_time_s"] == pytest.approx(0.085)
+
+
+def test_a_training_prefix_names_the_same_metric() -> None:
+    """DeiT's per-epoch JSON (``train_lr``, ``train_loss``) and ``train/`` keys name the training metric; an
+    evaluation key does not."""
+    got = snap(['{"train_lr": 0.00047, "train_loss": 3.5557, "test_loss": 1.11, "epoch": 157, "n_parameters": 11}'])
+    assert got["lr"] == pytest.approx(0.00047) and got["loss"] == pytest.approx(3.5557) and got["epoch"] == 157
+    assert snap(['{"train/epoch": 2, "train/lr": 0.1, "eval/lr": 0.5, "train/loss": 1.5}'])["lr"] == pytest.approx(0.1)

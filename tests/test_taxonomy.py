@@ -319,3 +319,43 @@ def test_colab_tracebacks_version_requirements_and_nccl_socket_setup() -> None:
     ]
     n = diagnose_lines(nccl)
     assert (n.category, n.infra_component, n.first_error_line) == ("infrastructure", "network", 2)
+
+
+def test_a_traceback_pasted_without_indentation_or_function_names_is_still_one_traceback() -> None:
+    """Frames whose source lines lost their indentation in a copy (and whose ``in <func>`` is empty) are read as
+    one traceback that starts at its header, not as loose lines ending at the exception."""
+    lines = [
+        "Epoch Batch xy wh conf cls total nTargets time",
+        "Traceback (most recent call last):",
+        'File "train.py", line 221, in',
+        "num_workers=opt.num_workers",
+        'File "train.py", line 131, in train',
+        "pred = model(imgs.to(device))",
+        'File "/home/u/anaconda3/lib/python3.6/site-packages/torch/utils/data/dataloader.py", line 274, in handler',
+        "_error_if_any_worker_fails()",
+        "RuntimeError: DataLoader worker (pid 2064) is killed by signal: Killed.",
+    ]
+    (tb,) = find_tracebacks(lines)
+    assert (tb.start, tb.end, len(tb.frames)) == (1, 8, 3)
+    assert tb.exc_type == "RuntimeError" and tb.frames[0].func == "?"
+    assert diagnose_lines(lines).first_error_line == 2
+
+
+def test_a_traceback_cut_after_its_raise_statement_is_named_by_it() -> None:
+    """A log cut before the exception line still shows ``raise ValueError(...)`` under the raising frame: the
+    standard library raising at a library's call is the library's (version) fault, the job's own raise is the
+    job's."""
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "run_clm.py", line 422, in main',
+        "    trainer = Trainer(",
+        '  File "/root/miniconda3/lib/python3.8/site-packages/transformers/trainer.py", line 295, in __init__',
+        "    logging.set_verbosity(log_level)",
+        '  File "/root/miniconda3/lib/python3.8/logging/__init__.py", line 194, in _checkLevel',
+        '    raise ValueError("Unknown level: %r" % level)',
+    ]
+    (tb,) = find_tracebacks(lines)
+    assert tb.exc_type == "ValueError" and tb.end == 6
+    assert diagnose_lines(lines).category == "framework"
+    own = [*lines[:2], '    raise ValueError("no data under --data_dir")']
+    assert diagnose_lines(own).category == "user_script"

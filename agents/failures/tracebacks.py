@@ -14,7 +14,7 @@ _START: Final = re.compile(r"Traceback \(most recent call last\)")
 # A frame as CPython prints it, as IPython/Jupyter prints it ("File /p.py:384, in f(...)" or "/p.py in f(...)"
 # followed by "--> 384"), as rich prints it ("│ /p.py:753 in run │"), and as Colab links ("[/p.py](https://…) in f").
 _FRAME: Final = re.compile(
-    r'^\s*File "(?P<p1>[^"]+)", line (?P<l1>\d+), in (?P<f1>\S+)'
+    r'^\s*File "(?P<p1>[^"]+)", line (?P<l1>\d+), in(?: (?P<f1>\S+)|\s*$)'
     r"|^\s*File (?P<p2>[~/.\w\\:-][^\s:]*\.pyx?):(?P<l2>\d+), in (?P<f2>[\w.<>]+)"
     r"|^(?P<p3>[~/.\w\\:-][^\s:]*\.pyx?) in (?P<f3>[\w.<>]+)(?:\(|\s*$)"
     r"|^[│|]\s*(?P<p4>[~/.\w\\:-][^\s:]*\.pyx?):(?P<l4>\d+) in (?P<f4>[\w.<>]+)"
@@ -22,9 +22,15 @@ _FRAME: Final = re.compile(
     r"|^\[(?P<p6>[^\]\s]{1,500})\]\([^)\s]{0,200}\) in (?P<f6><[^>]{1,60}>|[\w.]+)"  # Colab links
 )
 _EXC: Final = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning)?)(?::\s?(.*))?$")
+# The source line CPython prints under the raising frame; a log cut before the exception line still names the
+# exception there ("raise ValueError(...)").
+_RAISE: Final = re.compile(r"^\s*raise\s+([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure))\b\s*(?:\((.*))?$")
 _CHAIN: Final = re.compile(
     r"During handling of the above exception|The above exception was the direct cause|^Original Traceback"
 )
+# A line under a frame that is its source code, not the exception: an exception line is a dotted name, then
+# ":" or the end ("KeyError: 'x'", "StopIteration"); source has other characters before any ":".
+_SOURCE_NOT_EXC: Final = re.compile(r"^(?![A-Za-z_][\w.]*(?::|$))\S")
 _LIBRARY: Final = re.compile(r"site-packages|dist-packages|/lib/python\d|<frozen |/usr/lib/python|^<(?!ipython-input)")
 
 
@@ -136,6 +142,7 @@ def _read_one(
     j = i if headless else i + 1
     last_frame = i
     context = 0  # IPython prints numbered source lines around each frame: they do not count against the gap
+    source = ""  # the source line under the latest frame
     while j < end and j - last_frame - context <= 6:
         text = strip_prefix(lines[j])
         if prefix is not None and (pm := prefix.match(text)) is not None:
@@ -145,6 +152,17 @@ def _read_one(
         if fm:
             tb.frames.append(fm)
             last_frame = j
+            source = ""
+            j += 1
+            continue
+        if (
+            tb.frames
+            and j == last_frame + 1
+            and _SOURCE_NOT_EXC.match(text)
+            and not _START.search(text)
+            and not _CHAIN.search(text)
+        ):
+            source = text  # the frame's source line, its indentation lost in a copy ("pred = model(x)")
             j += 1
             continue
         if re.match(r"^-*>\s*\d+\s", text) or re.match(r"^\s*\d+\s", text) or re.fullmatch(r"\d{1,4} frames", text):
@@ -152,6 +170,8 @@ def _read_one(
             context += 1
             continue
         if text.startswith((" ", "\t")) or not text or set(text.strip()) <= set("^~ "):
+            if tb.frames and j == last_frame + 1 and text.strip():
+                source = text
             j += 1
             continue
         em = _EXC.match(text)
@@ -161,4 +181,7 @@ def _read_one(
             return tb
         break
     tb.end = max(last_frame, i)
+    if tb.frames and (rm := _RAISE.match(source)) is not None:  # cut before its exception line
+        tb.exc_type, tb.message = rm.group(1), (rm.group(2) or "").rstrip(")").strip()
+        tb.end = last_frame + 1
     return tb

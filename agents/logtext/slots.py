@@ -257,6 +257,9 @@ def _metric_for_key(key: str) -> Metric | None:
     for keys, metric in table:
         if key in keys:
             return metric
+    for prefix in ("train_", "train/", "training_"):  # "train_lr" (DeiT), "train/epoch": the training split's own
+        if key.startswith(prefix) and len(key) > len(prefix):
+            return _metric_for_key(key[len(prefix) :])
     if re.fullmatch(r"(?!(?:val|valid|eval|test|dev)_?)[a-z0-9]{0,12}_?loss", key):
         return "loss"  # "closs", "lm_loss", "ce_loss": a training loss by its name (not "val_loss")
     # "learning rate" → learning_rate; "global step" → global_step (already normalised)
