@@ -231,3 +231,176 @@ def test_hydra_entries_objectives_and_registries_keyed_by_module_name(tmp_path: 
         "model_dict = {'PatchTST': PatchTST, 'DLinear': DLinear}\nmodel = model_dict[args.model].Model(args)\n"
     )
     assert extract_metadata(tmp_path, "python run.py --model PatchTST").model_name == "PatchTST"
+
+
+_OPTION_JOB = """\
+import argparse
+from torch.utils.data import DataLoader
+from utils import option
+from models.select_model import define_Model
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--opt", type=str, default="options/train.json")
+    parser.add_argument("--dist", default=False)
+    opt = option.parse(parser.parse_args().opt)
+    for phase, dataset_opt in opt["datasets"].items():
+        if phase == "train":
+            if opt["dist"]:
+                train_loader = DataLoader(train_set, batch_size=dataset_opt["dataloader_batch_size"] // opt["num_gpu"],
+                                          shuffle=False, sampler=sampler)
+            else:
+                train_loader = DataLoader(train_set, batch_size=dataset_opt["dataloader_batch_size"], shuffle=True)
+        elif phase == "test":
+            test_loader = DataLoader(test_set, batch_size=1, shuffle=False)
+    model = define_Model(opt)
+    for epoch in range(1000000):
+        psnr = util.calculate_psnr(out, ref, border=opt["scale"])
+
+
+if __name__ == "__main__":
+    main()
+"""
+_OPTION_JSON = """{
+  "task": "sr_x2"  // comments after values, as the option parser allows
+  , "scale": 2
+  , "gpu_ids": [0, 1, 2, 3]
+  /* a block comment */
+  , "datasets": {"train": {"name": "train_dataset", "dataloader_batch_size": 32}}
+  , "netG": {"net_type": "tinysr", "nc": 8}
+  , "train": {"G_optimizer_lr": 2e-4, "G_scheduler_milestones": [100, 200], "D_optimizer_lr": 1e-5}
+}
+"""
+
+
+def test_json_options_with_comments_a_registry_key_and_prefixed_settings(tmp_path: Path) -> None:
+    """A JSON option file with // and /* */ comments is read; a lower-case ``net_type`` names the network class its
+    registry builds (over the harness ``define_Model`` returns); ``G_optimizer_lr`` / ``dataloader_batch_size`` name
+    the rate and the batch; the evaluation loader's batch of 1 is never the job's; a batch the code divides by the
+    GPU count is the whole job's; a slot name ("train_dataset") is no dataset; PSNR with a scale is super-resolution."""
+    (tmp_path / "main_train.py").write_text(_OPTION_JOB)
+    (tmp_path / "options").mkdir()
+    (tmp_path / "options" / "train.json").write_text(_OPTION_JSON)
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "select_model.py").write_text(
+        "from models.model_plain import ModelPlain as M\n\ndef define_Model(opt):\n    return M(opt)\n"
+    )
+    (tmp_path / "models" / "model_plain.py").write_text(
+        "class ModelPlain:\n    def __init__(self, opt):\n        pass\n"
+    )
+    (tmp_path / "models" / "network_tinysr.py").write_text(
+        "import torch.nn as nn\n\nclass TinySR(nn.Module):\n    def __init__(self, nc=8):\n"
+        "        super().__init__()\n        self.conv = nn.Conv2d(3, nc, 3)\n"
+    )
+    one = extract_metadata(tmp_path, "python main_train.py --opt options/train.json")
+    assert (one.model_name, one.model_type, one.task) == ("TinySR", "cnn", "image_super_resolution")
+    assert (one.learning_rate, one.batch_size_per_device, one.global_batch_size) == (2e-4, 32, 32)
+    assert one.dataset is None
+    dist = extract_metadata(
+        tmp_path,
+        "python -m torch.distributed.launch --nproc_per_node=4 main_train.py --opt options/train.json --dist True",
+    )
+    assert (dist.batch_size_per_device, dist.global_batch_size, dist.distributed) == (8, 32, "ddp")
+
+
+_DIFFUSERS_JOB = """\
+import argparse
+from datasets import load_dataset
+from diffusers import DDPMScheduler, UNet2DModel
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--dataset_name", type=str, default=None)
+    p.add_argument("--train_batch_size", type=int, default=16)
+    args = p.parse_args()
+    if args.dataset_name is not None:
+        dataset = load_dataset(args.dataset_name)
+    else:
+        dataset = load_dataset("imagefolder", data_files={})
+    model = UNet2DModel(sample_size=64)
+    noise_scheduler = DDPMScheduler(num_train_timesteps=1000)
+    noisy = noise_scheduler.add_noise(clean, noise, timesteps)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_identity_conditions_accelerate_flags_and_a_diffusers_unet(tmp_path: Path) -> None:
+    """``if args.dataset_name is not None:`` is decided by the command; ``accelerate launch --multi_gpu`` is DDP
+    (``--use_fsdp`` FSDP, ``--use_deepspeed --zero_stage 2`` ZeRO-2); a U-Net trained with a noise scheduler's
+    ``add_noise`` is a diffusion U-Net (not a segmentation one), trained with Diffusers."""
+    (tmp_path / "train_unconditional.py").write_text(_DIFFUSERS_JOB)
+    run = "train_unconditional.py --dataset_name huggan/pokemon"
+    md = extract_metadata(tmp_path, f"accelerate launch --multi_gpu {run}")
+    assert (md.dataset, md.distributed, md.num_gpus) == ("huggan/pokemon", "ddp", None)
+    assert (md.model_type, md.task, md.framework) == (
+        "diffusion_unet",
+        "image_generation_diffusion",
+        ["PyTorch", "Diffusers"],
+    )
+    assert extract_metadata(tmp_path, f"accelerate launch {run.split(' --', maxsplit=1)[0]}").dataset == "imagefolder"
+    assert extract_metadata(tmp_path, f"accelerate launch --use_fsdp {run}").distributed == "fsdp"
+    assert extract_metadata(tmp_path, f"accelerate launch --use_deepspeed --zero_stage 2 {run}").distributed == (
+        "deepspeed_zero2"
+    )
+
+
+_RNN_LM = """\
+import torch
+import torch.nn as nn
+
+embed_size = 128
+hidden_size = 1024
+num_layers = 1
+num_epochs = 5
+batch_size = 20
+learning_rate = 0.002
+
+# Load "Penn Treebank" dataset
+corpus = Corpus()
+ids = corpus.get_data("data/train.txt", batch_size)
+vocab_size = len(corpus.dictionary)
+
+
+def conv3x3(i, o):
+    return nn.Conv2d(i, o, 3, padding=1)
+
+
+class RNNLM(nn.Module):
+    def __init__(self, vocab_size, embed_size, hidden_size, num_layers):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, embed_size)
+        self.lstm = nn.LSTM(embed_size, hidden_size, num_layers, batch_first=True)
+        self.linear = nn.Linear(hidden_size, vocab_size)
+
+
+model = RNNLM(vocab_size, embed_size, hidden_size, num_layers)
+optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
+for epoch in range(num_epochs):
+    pass
+"""
+
+
+def test_an_lstm_language_model_is_not_sized_as_a_gpt_and_helper_built_convolutions_are_a_cnn(tmp_path: Path) -> None:
+    """An LSTM over a vocabulary is language modelling, and its ``num_layers``/``hidden_size`` do not make it a GPT
+    of 50k tokens (its vocabulary comes from the data: unknown); Penn Treebank is a known dataset. A class whose
+    convolutions a helper builds is still a CNN through its 2-D normalisation and pooling."""
+    (tmp_path / "main.py").write_text(_RNN_LM)
+    md = extract_metadata(tmp_path, "python main.py")
+    assert (md.model_type, md.task, md.params_millions, md.dataset) == (
+        "rnn",
+        "language_modeling",
+        None,
+        "Penn Treebank",
+    )
+    (tmp_path / "main.py").write_text(
+        _RNN_LM.split("class RNNLM", maxsplit=1)[0]
+        + "class ResNet(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = conv3x3(3, 16)\n        self.bn = nn.BatchNorm2d(16)\n        self.pool = nn.AvgPool2d(8)\n"
+        "        self.fc = nn.Linear(16, 10)\n\n\nmodel = ResNet()\n"
+    )
+    assert extract_metadata(tmp_path, "python main.py").model_type == "cnn"

@@ -318,8 +318,8 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
 
 
 _BATCH_PER_RANK: Final = re.compile(
-    r"batch_size\w*\s*/{1,2}\s*(?:max\(\s*1\s*,\s*)?[\w.]*(?:world_size|num_gpus|n_gpus?|ngpus|num_replicas|"
-    r"get_world_size\(\))",
+    r"batch_size\w*(?:['\"]\])?\s*/{1,2}\s*(?:max\(\s*1\s*,\s*)?(?:\w+\[['\"])?[\w.]*"
+    r"(?:world_size|num_gpus?|n_gpus?|ngpus|num_replicas|get_world_size\(\))",  # (`opt['batch_size']//opt['num_gpu']`)
     re.I,
 )
 

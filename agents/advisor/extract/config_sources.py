@@ -355,11 +355,44 @@ def _line_of(text: str, key: str) -> int | None:
     return None
 
 
+def _without_comments(text: str) -> str:
+    """JSON text without ``//`` / ``/* */`` comments outside strings, and without trailing commas."""
+    out: list[str] = []
+    i, n, in_str = 0, len(text), False
+    while i < n:
+        c = text[i]
+        if in_str:
+            out.append(c)
+            if c == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 1
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+            out.append(c)
+        elif text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+            continue
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+            continue
+        else:
+            out.append(c)
+        i += 1
+    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
+
+
 def load_structured(text: str, path: str) -> dict[str, Value]:
     """A YAML, JSON or TOML file flattened to dotted keys, each with its line."""
     try:
         if path.endswith(".json"):
-            data = json.loads(text)
+            try:
+                data = json.loads(text)
+            except ValueError:
+                data = json.loads(_without_comments(text))  # JSON with // and /* */ comments (KAIR, VS Code)
         elif path.endswith(".toml"):
             data = tomllib.loads(text)
         else:

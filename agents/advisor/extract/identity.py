@@ -66,7 +66,11 @@ def _datasets() -> tuple[tuple[re.Pattern[str], str], ...]:
 
 _LAYER_KINDS: Final = (
     (r"(?:Multihead)?Attention|TransformerEncoder|TransformerDecoder|scaled_dot_product", "transformer"),
-    (r"Conv[123]d|ConvTranspose[123]d", "conv"),
+    # 2-D normalisation and pooling only follow feature maps: convolutions, even when a helper builds them
+    (
+        r"Conv[123]d|ConvTranspose[123]d|(?:Batch|Instance)Norm[23]d|(?:Max|Avg|AdaptiveAvg|AdaptiveMax)Pool[23]d",
+        "conv",
+    ),
     (r"LSTM|GRU|RNN", "rnn"),
     (r"Linear", "linear"),
 )
@@ -241,6 +245,14 @@ def task_of(model_type: str | None, *, code: str, hints: str, pretrained: bool, 
         return "language_model_finetuning" if pretrained else "language_modeling"
     if model_type == "encoder_only_transformer":
         return "masked_language_modeling"
+    if (
+        model_type == "rnn"
+        and re.search(r"\bvocab", code)
+        and not re.search(r"n(?:um)?_classes|\bclasses\b|\blabels?\b|sentiment", code)
+    ):
+        return "language_modeling"  # a recurrent net over a vocabulary, predicting tokens rather than labels
+    if re.search(r"\bpsnr\b|calculate_psnr|peak_signal_noise_ratio", code, re.I):  # an image restoration job
+        return "image_super_resolution" if re.search(r"super[-_ ]?resolution|upscale|\bscale\b", code, re.I) else None
     if model_type in ("cnn", "mlp", "vision_transformer") or re.search(r"num_classes|accuracy|classif", low):
         return "image_classification"
     return None

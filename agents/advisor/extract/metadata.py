@@ -22,7 +22,7 @@ from schedmate.agents.advisor.extract.budget import Budget, spending
 from schedmate.agents.advisor.extract.collect import Extraction, collect_settings
 from schedmate.agents.advisor.extract.config_sources import Value
 from schedmate.agents.advisor.extract.entry import follow_entry
-from schedmate.agents.advisor.extract.launch import Launch, follow_shell_script, parse_command
+from schedmate.agents.advisor.extract.launch import Launch, follow_shell_script, parse_command, small_count
 from schedmate.agents.advisor.extract.workload import WorkloadIdentity, identify_workload
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
@@ -162,6 +162,10 @@ def _setup(ex: Extraction) -> _Setup:
     if (used := ex.uses.get("strategy")) is not None and isinstance(used.value, str):
         strategy = Value(used.value, used.file, used.line)  # what Trainer/Fabric(strategy=) receives
     fsdp = ex.get("fsdp")
+    flags = launch.launcher_args if launch.launcher == "accelerate" else []  # `accelerate launch --multi_gpu ...`
+    if stage is None and "--use_deepspeed" in flags:
+        zero = _flag_value(flags, "--zero_stage")
+        stage = Value(small_count(zero) if zero is not None else "auto", "command", None)
     if stage is not None:  # "auto" / "${zero}" in a config: DeepSpeed, stage unknown
         n = stage.value
         distributed = f"deepspeed_zero{n}" if isinstance(n, int) and 0 <= n <= 3 else "deepspeed"
@@ -169,6 +173,7 @@ def _setup(ex: Extraction) -> _Setup:
         (fsdp is not None and fsdp.value)
         or "fsdp_wrap" in ex.uses
         or (strategy is not None and "fsdp" in str(strategy.value).lower())
+        or "--use_fsdp" in flags
     ):
         distributed = "fsdp"  # `--fsdp full_shard`, or the model is wrapped in FSDP where the code runs
     elif (
@@ -177,7 +182,10 @@ def _setup(ex: Extraction) -> _Setup:
     ):  # fmt: skip
         distributed = "dp"  # one process drives the GPUs it is given through nn.DataParallel
     elif (
-        (num_gpus or 1) > 1 or (strategy is not None and "ddp" in str(strategy.value)) or launch.launcher == "relaunch"
+        (num_gpus or 1) > 1
+        or (strategy is not None and "ddp" in str(strategy.value))
+        or launch.launcher == "relaunch"
+        or "--multi_gpu" in flags
     ):
         distributed = "ddp"  # (a relauncher module starts one process per GPU on the script)
     elif (
@@ -193,6 +201,52 @@ def _setup(ex: Extraction) -> _Setup:
     else:
         distributed = "single_gpu"
     return _Setup(num_gpus, distributed, stage)
+
+
+# A key's last part that names the optimizer's rate under a prefix; bounds and schedule ends are not the rate.
+_RATE_LEAF: Final = re.compile(r"(?i)(?:\w+_)?(?:lr|learning_rate)")
+_NOT_THE_RATE: Final = re.compile(
+    r"(?i)(?:min|end|final|stop|warmup|warm|eta|decay|lower|upper|scale|mult|ratio|base|\bd_)"
+)  # (a base rate is scaled by the batch or the GPU count before use: latent-diffusion's base_learning_rate)
+
+
+def _named_rate(ex: Extraction) -> Value | None:
+    """The first numeric setting whose key ends in ``_lr`` (not a minimum, end or warm-up rate, nor a multiplier)."""
+    for key, v in ex.values.items():
+        leaf = key.rsplit(".", 1)[-1]
+        if (
+            _RATE_LEAF.fullmatch(leaf) and not _NOT_THE_RATE.search(leaf[: -2] if leaf.lower().endswith("lr") else leaf)
+            and isinstance(v.value, int | float) and not isinstance(v.value, bool) and 0 < v.value < 1
+        ):  # fmt: skip
+            return v
+    return None
+
+
+_BATCH_LEAF: Final = re.compile(r"(?i)\w+_batch_?size")
+_NOT_THE_BATCH: Final = re.compile(r"(?i)val|test|eval|infer|predict|global|total|max|min|effective|sample|gen")
+
+
+def _named_batch(ex: Extraction) -> Value | None:
+    """The first positive integer setting whose key ends in ``_batch_size`` under a prefix that is not an
+    evaluation's, a global total or a bound."""
+    for key, v in ex.values.items():
+        leaf = key.rsplit(".", 1)[-1]
+        if (
+            _BATCH_LEAF.fullmatch(leaf) and not _NOT_THE_BATCH.search(key)
+            and isinstance(v.value, int) and not isinstance(v.value, bool) and v.value > 0
+        ):  # fmt: skip
+            return v
+    return None
+
+
+def _flag_value(args: list[str], name: str) -> str | None:
+    """The value of ``name`` among launcher arguments (``--zero_stage 2`` or ``--zero_stage=2``)."""
+    for i, a in enumerate(args):
+        if a == name and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith(name + "="):
+            return a.split("=", 1)[1]
+    return None
 
 
 _GLOBAL_BATCH_KEYS = (
@@ -294,7 +348,9 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         fw += other  # a TensorFlow / JAX job: neither the entry script nor the modules it reaches import torch
     else:
         fw.append("PyTorch")
-        if re.search(r"from transformers import|import transformers", code):
+        if re.search(r"^\s*from diffusers\b[^\n]*\bimport\b[^\n]*\bUNet\w*Model\b", code, re.M):
+            fw.append("Diffusers")  # it trains a diffusers U-Net (a text encoder from transformers stays frozen)
+        elif re.search(r"from transformers import|import transformers", code):
             fw.append("HF Transformers")
     if "@hydra.main" in code and "Hydra" not in fw:
         fw.append("Hydra")  # the entry is composed by Hydra, whatever trains
@@ -371,7 +427,13 @@ def extract_metadata(
 def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
     t = _Taker(ex)
     lr = t.take("learning_rate", *_LR_KEYS, use="lr", deepspeed=("optimizer.params.lr",))
+    if lr is None and "learning_rate" not in t.prov and (named := _named_rate(ex)) is not None:
+        lr = named.value  # a setting named as a rate of the optimizer (`G_optimizer_lr`, `init_lr`, `peak_lr`)
+        t.prov["learning_rate"] = FieldSource(file=named.source, line=named.line, path="static")
     bs = t.take("batch_size_per_device", *_BATCH_KEYS, use="batch", deepspeed=("train_micro_batch_size_per_gpu",))
+    if bs is None and "batch_size_per_device" not in t.prov and (named := _named_batch(ex)) is not None:
+        bs = named.value  # a setting named as a loader's batch under a prefix (`dataloader_batch_size`)
+        t.prov["batch_size_per_device"] = FieldSource(file=named.source, line=named.line, path="static")
     epochs = t.take("epochs", *_EPOCH_KEYS, use="epochs")
     max_steps = t.take("max_steps", *_STEP_KEYS, use="max_steps")
     by_loop, by_name = t.prov.get("epochs"), t.prov.get("max_steps")

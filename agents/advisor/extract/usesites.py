@@ -277,6 +277,10 @@ class _Resolver:
             if a is _UNKNOWN or b is _UNKNOWN or isinstance(a, _Namespace | dict) or isinstance(b, _Namespace | dict):
                 return _UNKNOWN
             op = node.ops[0]
+            if isinstance(op, ast.Is | ast.IsNot):  # `args.dataset_name is not None`: identity with None or a bool
+                if not (b is None or isinstance(b, bool)):
+                    return _UNKNOWN
+                return (a is b) is isinstance(op, ast.Is)
             try:
                 return (
                     {ast.Eq: a == b, ast.NotEq: a != b}.get(type(op), _UNKNOWN)
@@ -781,9 +785,13 @@ def _loader_rank(call: ast.Call) -> int:
     validation/test data (0), else 1. (The code's own words for its datasets, not a name convention.)"""
     src = ast.unparse(call.args[0]).lower() if call.args else ""
     shuffle = _args_of(call, ("shuffle",))
-    if any(w in src for w in ("val", "test", "eval")) or (isinstance(shuffle, ast.Constant) and shuffle.value is False):
+    if any(w in src for w in ("val", "test", "eval")):
         return 0
-    if "train" in src or (isinstance(shuffle, ast.Constant) and shuffle.value is True) or "train" in ast.unparse(call):
+    if "train" in src:
+        return 2  # (a training loader with a distributed sampler passes shuffle=False)
+    if isinstance(shuffle, ast.Constant) and shuffle.value is False:
+        return 0
+    if (isinstance(shuffle, ast.Constant) and shuffle.value is True) or "train" in ast.unparse(call):
         return 2
     return 1
 
@@ -1035,6 +1043,10 @@ def find_uses(
     ranks: dict[str, int] = {}
     dead = _dead_code(r, tree)
     dead |= _unreached_functions(tree, dead)
+    training_loader = any(  # a loader on training data exists: an evaluation loader's batch is never the job's
+        isinstance(n, ast.Call) and id(n) not in dead and _callee(n).endswith("DataLoader") and _loader_rank(n) > 0
+        for n in ast.walk(tree)
+    )
     for node in ast.walk(tree):
         charge_nodes()
         if not isinstance(node, ast.Call) or id(node) in dead:
@@ -1066,6 +1078,8 @@ def find_uses(
             if fieldname == "lr" and v == 0:
                 continue  # an optimizer built at lr 0: a scheduler sets the rate
             rank = _loader_rank(node) if fieldname == "batch" else 1
+            if rank == 0 and training_loader:
+                continue
             prev = out.get(fieldname)
             later = node.lineno >= prev.line if prev is not None else True
             if fieldname == "model":  # the trained model is built first (teachers, EMA copies come later)

@@ -322,7 +322,7 @@ def _model_from_call(
 
 
 _TYPE_LEAVES: Final = frozenset(
-    {"type", "name", "arch", "model", "model_name", "network", "net", "class_name", "which_model"}
+    {"type", "name", "arch", "model", "model_name", "network", "net", "class_name", "which_model", "net_type"}
 )
 _MODEL_PATH: Final = re.compile(r"model|net|arch|generator|backbone", re.I)
 
@@ -343,7 +343,9 @@ def _model_from_type_setting(
             wanted.setdefault(v.value, (key, v))
     if not wanted:
         return _Model()
-    pattern = re.compile(r"^class (" + "|".join(map(re.escape, wanted)) + r")\(([^)]*)\)\s*:", re.M)
+    # a registry may key a class by its lower-cased name (KAIR `net_type: swinir` builds `SwinIR`)
+    folded = {k.lower(): entry for k, entry in wanted.items()}
+    pattern = re.compile(r"^class (" + "|".join(map(re.escape, wanted)) + r")\(([^)]*)\)\s*:", re.M | re.I)
     named_module: tuple[str, str, str] | None = None  # a module named after the setting (`models/PatchTST.py`)
     for n, file in enumerate(ws.files((".py",))):
         if n >= 800:
@@ -361,7 +363,7 @@ def _model_from_type_setting(
         if m is None or ("Module" not in m.group(2) and not re.search(r"\b(?:Net|Model|Arch)\b", m.group(2))):
             continue
         cls = m.group(1)
-        key, v = wanted[cls]
+        key, v = wanted.get(cls) or folded[cls.lower()]
         prefix = key.rsplit(".", 1)[0] if "." in key else ""
         kwargs = {
             k[len(prefix) + 1 :]: x.value
@@ -433,6 +435,8 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
         v = ex.get(key)
         if v is None or not isinstance(v.value, str) or "${" in v.value or not v.value.strip():
             continue
+        if _PLACEHOLDER_NAME.fullmatch(v.value.strip()):
+            continue  # "train_dataset", "my_data": a slot's name, not a dataset's
         canon = canonical_dataset(v.value)
         if (
             canon is None
@@ -457,6 +461,10 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
     return canon
 
 
+_PLACEHOLDER_NAME: Final = re.compile(
+    r"(?i)(?:my|custom|your|the)?[_ -]?(?:train(?:ing)?|val(?:id(?:ation)?)?|test|eval)?[_ -]?"
+    r"(?:data(?:set)?s?|set|split)?"
+)
 _LIST_KEY: Final = re.compile(r"(?:^|\.)(?:datasets?|dataset_mixture|data_mixture|train_datasets?|data_files)$", re.I)
 
 
@@ -479,13 +487,18 @@ def _listed_datasets(ex: Extraction, prov: dict[str, FieldSource]) -> str | None
     return None
 
 
-def _params(ex: Extraction, pretrained: Value | None, dataset: str | None, count: int | None) -> float | None:
+def _params(
+    ex: Extraction, pretrained: Value | None, dataset: str | None, count: int | None, model_type: str | None = None
+) -> float | None:
     params = None
     if pretrained is not None:
         name = str(pretrained.value)  # the stated size, else the table's exact count, else a lower-case size token
         params = _params_from_name(name) or _known_size(name) or _params_from_name(name, _SIZE_TOKEN_LOWER)
-    if params is None and ex.get("n_layer", "num_layers", "num_hidden_layers", "n_layers") is not None:
-        params = _gpt_params(ex, char_level="char" in (dataset or "").lower())
+    if (
+        params is None and model_type in (None, "decoder_only_transformer")
+        and ex.get("n_layer", "num_layers", "num_hidden_layers", "n_layers") is not None
+    ):  # fmt: skip
+        params = _gpt_params(ex, char_level="char" in (dataset or "").lower())  # a GPT's shape (not an LSTM's)
     if params is None and count:
         params = float(f"{count / 1e6:.3g}") if count < 1e6 else round(count / 1e6, 1)
     return params
@@ -519,6 +532,10 @@ def _loads_causal_lm(ex: Extraction) -> bool:
     return bool(_CAUSAL_LM.search(ex.code)) or any(_CAUSAL_LM.search(t) for _, t in ex.modules)
 
 
+# What a diffusion training step does, in the entry script itself: noise added by a noise scheduler (diffusers).
+_DIFFUSION_CALLS: Final = re.compile(r"\.add_noise\(|\b(?:DDPM|DDIM|PNDM|EulerDiscrete|DPMSolverMultistep)Scheduler\b")
+
+
 def _vocabulary(ex: Extraction, words: re.Pattern[str], enough: int = 60) -> bool:
     """Whether the job's own code uses a field's vocabulary ``enough`` times (the entry and the modules it reaches):
     what the code computes with, not what a file is called."""
@@ -547,6 +564,9 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
         model = _Model()
     if model.name is None and found_pretrained is None:
         model = _model_from_type_setting(ws, ex, counter, prov)
+    elif model.cls is None and model.count is None and found_pretrained is None and target is None:
+        typed = _model_from_type_setting(ws, ex, counter, prov)  # the call built a harness (`M(opt)`, KAIR's model
+        model = typed if typed.name is not None else model  # wrapper); a setting names the network it trains
     ident.model_name = model.name
     heads_only = model.cls is not None and not model.cls.backbones and model.cls.layers <= {"linear"}
     if found_pretrained is None and (model.name is None or model.cls is None or heads_only):
@@ -576,7 +596,7 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
     sized = pretrained
     if sized is None and shape_name and shaped is not None:
         sized = Value(shape_name, shaped.file, shaped.line)
-    ident.params_millions = _params(ex, sized, ident.dataset, model.count)
+    ident.params_millions = _params(ex, sized, ident.dataset, model.count, ident.model_type)
     if ident.params_millions is not None:
         prov["params_millions"] = prov.get("model_name", FieldSource(file=script))
     from_flag = found_pretrained is not None and found_pretrained[0] == "flag"  # `--backbone resnet50`
@@ -589,11 +609,11 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
         ident.task = "object_detection"  # the job's code computes with boxes: matching, IoU, NMS, anchors
         return ident
     if (
-        ident.model_type in (None, "cnn", "vision_transformer", "diffusion_unet")
+        ident.model_type in (None, "cnn", "vision_transformer", "diffusion_unet", "unet")
         and pretrained is None
-        and (_vocabulary(ex, _DIFFUSION_WORDS))
+        and (_vocabulary(ex, _DIFFUSION_WORDS) or _DIFFUSION_CALLS.search(ex.code) is not None)
     ):
-        ident.model_type = ident.model_type if ident.model_type not in (None, "cnn") else "diffusion_unet"
+        ident.model_type = ident.model_type if ident.model_type not in (None, "cnn", "unet") else "diffusion_unet"
         ident.task = "image_generation_diffusion"  # noise schedules, q/p sampling, SDE marginals
         return ident
     if ident.model_type is None and pretrained is not None and _loads_causal_lm(ex):
