@@ -404,3 +404,43 @@ def test_an_lstm_language_model_is_not_sized_as_a_gpt_and_helper_built_convoluti
         "        self.fc = nn.Linear(16, 10)\n\n\nmodel = ResNet()\n"
     )
     assert extract_metadata(tmp_path, "python main.py").model_type == "cnn"
+
+
+def test_a_module_run_through_package_dir_and_an_experiment_class_as_its_config(tmp_path: Path) -> None:
+    """``python -m pkg.tools.train`` runs the file setup.py's ``package_dir`` maps it to; a config file that is one
+    class setting ``self.x`` in ``__init__`` gives its attributes over those of the base class it imports through a
+    package's re-export; a COCO annotation file names COCO."""
+    (tmp_path / "setup.py").write_text('setup(package_dir={"pkg.tools": "tools"}, packages=["pkg"])\n')
+    (tmp_path / "pkg" / "exp").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "exp" / "__init__.py").write_text("from .base_exp import Exp\n")
+    (tmp_path / "pkg" / "exp" / "base_exp.py").write_text(
+        "class Exp:\n    def __init__(self):\n        self.max_epoch = 300\n        self.depth = 1.0\n"
+        '        self.train_ann = "instances_train2017.json"\n        self.warmup_lr = 0\n'
+    )
+    (tmp_path / "exps").mkdir()
+    (tmp_path / "exps" / "small.py").write_text(
+        "from pkg.exp import Exp as MyExp\n\nclass Exp(MyExp):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.depth = 0.33\n        self.max_epoch = 100\n"
+    )
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "train.py").write_text(
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('-f', '--exp_file', type=str)\n"
+        "p.add_argument('-b', '--batch-size', type=int, default=64)\nargs = p.parse_args()\n"
+    )
+    md = extract_metadata(tmp_path, "python -m pkg.tools.train -f exps/small.py -b 16")
+    assert (md.epochs, md.dataset, md.batch_size_per_device) == (100, "COCO", 16)
+
+
+def test_a_trainer_class_named_for_fsdp_and_a_mixed_precision_policy(tmp_path: Path) -> None:
+    """``trainer=FSDPTrainer`` (a Hydra choice of the class that runs the job) is FSDP with torch's FSDP among the
+    frameworks; ``fsdp_policy_mp: bfloat16`` is bf16, and a null policy leaves fp32."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text("trainer: BasicTrainer\nlr: 5e-7\nfsdp_policy_mp: null\n")
+    (tmp_path / "train.py").write_text(
+        "import hydra\n\n@hydra.main(config_path='config', config_name='config')\ndef main(config):\n    pass\n"
+    )
+    md = extract_metadata(tmp_path, "python train.py trainer=FSDPTrainer fsdp_policy_mp=bfloat16")
+    assert (md.distributed, md.precision, md.framework[-1]) == ("fsdp", "bf16", "PyTorch FSDP")
+    plain = extract_metadata(tmp_path, "python train.py")
+    assert (plain.distributed, plain.precision) == ("single_gpu", "fp32")

@@ -22,6 +22,7 @@ from schedmate.agents.advisor.extract.config_sources import (
     cli_function_defaults,
     config_tree_assignments,
     flag_values,
+    init_attribute_assignments,
     load_structured,
     load_with_bases,
     parse_literal,
@@ -117,8 +118,58 @@ def _read_config_files(ws: Workspace, ex: Extraction, args: list[str]) -> None:
                     ex.values.update(config_tree_assignments(base_text, base))
             ex.values.update(python_assignments(text, path, arithmetic=True))
             ex.values.update(config_tree_assignments(text, path))
+            ex.values.update(_config_class_settings(ws, text, path))
         else:
             ex.values.update(load_with_bases(ws.read_text_or_none, path))
+
+
+def _config_class_settings(ws: Workspace, text: str, path: str) -> dict[str, Value]:
+    """A config file that is one class setting ``self.x = ...`` in ``__init__`` (YOLOX ``class Exp(MyExp)``): its
+    attributes over those of the workspace base classes it derives from (three levels), as settings."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    if len(classes) != 1:
+        return {}
+    return _class_chain_settings(ws, classes[0].name, text, path, 0)
+
+
+def _class_chain_settings(ws: Workspace, name: str, text: str, path: str, depth: int) -> dict[str, Value]:
+    found = _config_class_node(ws, name, text, path, 0)
+    if found is None or depth > 3:
+        return {}
+    node, src, file = found
+    out: dict[str, Value] = {}
+    for base in node.bases:
+        if isinstance(base, ast.Name) and base.id not in ("object", node.name):
+            out.update(_class_chain_settings(ws, base.id, src, file, depth + 1))
+    out.update(init_attribute_assignments(src, file, node.name))
+    return out
+
+
+def _config_class_node(
+    ws: Workspace, name: str, text: str, path: str, hops: int
+) -> tuple[ast.ClassDef, str, str] | None:
+    """Class ``name`` as ``path`` defines it or imports it from the workspace (through packages' re-exports)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return node, text, path
+    for node in tree.body:
+        if hops >= 4 or not isinstance(node, ast.ImportFrom):
+            continue
+        for alias in node.names:
+            if (alias.asname or alias.name) == name:
+                file = ws.module_file(node.module or "", node.level, path)
+                other = ws.read_text_or_none(file) if file else None
+                if file and other is not None:
+                    return _config_class_node(ws, alias.name, other, file, hops + 1)
+    return None
 
 
 _KEY_VALUE_LINE: Final = re.compile(r"^\s*([A-Za-z_][\w.-]*)\s*[=:]\s*(.*?)\s*$")

@@ -103,7 +103,7 @@ def _resolve_launch(root: Workspace, launch: Launch) -> tuple[Workspace, Launch]
         launch.module, launch.script = launch.script, None  # `torchrun --nproc_per_node 2 -m pkg.main`
     if not launch.script and launch.module:  # `python -m pkg.train`, `torchrun -m pkg.train`: the module's file
         base = launch.module.replace(".", "/")
-        for cand in (f"{base}.py", f"{base}/__main__.py"):
+        for cand in (f"{base}.py", f"{base}/__main__.py", *_package_dir_files(ws, launch.module)):
             if ws.exists(cand):
                 launch.script = cand
                 break
@@ -112,6 +112,27 @@ def _resolve_launch(root: Workspace, launch: Launch) -> tuple[Workspace, Launch]
         with contextlib.suppress(ValueError, OSError):
             launch.script = Path(launch.script).resolve().relative_to(ws.root).as_posix()
     return ws, launch
+
+
+_PACKAGE_DIR_PAIR: Final = re.compile(r"""["']([A-Za-z_][\w.]*)["']\s*:\s*["']([\w./-]+)["']""")
+
+
+def _package_dir_files(ws: Workspace, module: str) -> list[str]:
+    """Where an installed package maps a module's package (``setup(package_dir={"yolox.tools": "tools"})``, or
+    ``[options.package_dir]`` in setup.cfg): ``python -m yolox.tools.train`` runs ``tools/train.py``."""
+    out: list[str] = []
+    for setup in ("setup.py", "setup.cfg"):
+        text = ws.read_text_or_none(setup) if ws.exists(setup) else None
+        if not text or "package_dir" not in text:
+            continue
+        pairs = _PACKAGE_DIR_PAIR.findall(text)
+        if setup == "setup.cfg":
+            pairs += re.findall(r"^\s*([A-Za-z_][\w.]*)\s*=\s*([\w./-]+)\s*$", text, re.M)
+        for package, folder in pairs:
+            if module.startswith(package + "."):
+                rest = module[len(package) + 1 :].replace(".", "/")
+                out += [f"{folder.rstrip('/')}/{rest}.py", f"{folder.rstrip('/')}/{rest}/__main__.py"]
+    return out
 
 
 def _setup(ex: Extraction) -> _Setup:
@@ -174,6 +195,11 @@ def _setup(ex: Extraction) -> _Setup:
         or "fsdp_wrap" in ex.uses
         or (strategy is not None and "fsdp" in str(strategy.value).lower())
         or "--use_fsdp" in flags
+        or (
+            (tr := ex.get("trainer", "trainer_class", "trainer_cls")) is not None
+            and isinstance(tr.value, str)
+            and re.search(r"fsdp", tr.value, re.I) is not None
+        )  # `trainer=FSDPTrainer`: the class that runs it
     ):
         distributed = "fsdp"  # `--fsdp full_shard`, or the model is wrapped in FSDP where the code runs
     elif (
@@ -321,6 +347,13 @@ def _precision(ex: Extraction) -> str:
     if (v := ex.get("trainer.precision", "precision", "dtype", "mixed_precision")) is not None:
         s = str(v.value)
         return "bf16" if "bf16" in s or "bfloat16" in s else ("fp16" if "16" in s else "fp32")
+    for key, v in ex.values.items():  # a mixed-precision policy under its own name (`model.fsdp_policy_mp: bfloat16`)
+        leaf = key.rsplit(".", 1)[-1].lower()
+        if (leaf.endswith("_mp") or "mixed_precision" in leaf) and isinstance(v.value, str):
+            if v.value.lower() in ("bf16", "bfloat16"):
+                return "bf16"
+            if v.value.lower() in ("fp16", "float16", "half"):
+                return "fp16"
     return "fp32"  # autocast/GradScaler with no setting enabling them: full precision
 
 
@@ -452,6 +485,8 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
     frameworks: list[str] = []
     with st.step("frameworks"):
         frameworks = _frameworks(ex, setup.zero_stage)
+        if setup.distributed == "fsdp" and "Lightning" not in frameworks and "PyTorch FSDP" not in frameworks:
+            frameworks.append("PyTorch FSDP")  # the job's own code wraps the model in torch's FSDP
     ident = WorkloadIdentity()
     with st.step("workload"):
         ident = identify_workload(ws, ex, t.prov)

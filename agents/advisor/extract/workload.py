@@ -37,7 +37,8 @@ _DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", 
                         "dataroot", "data_root", "dataset_root", "dataset_dir", "dataset_path",
                         "data.training_files", "training_files", "train_files", "data_path", "data_dir",
                         "datasets.train.name", "data.train.type", "dataset.name", "train.dataset", "train_data",
-                        "train_file", "train_path", "train_dir", "train_data_path")  # fmt: skip
+                        "train_file", "train_path", "train_dir", "train_data_path", "train_ann",
+                        "train_ann_file")  # fmt: skip
 
 
 @dataclass
