@@ -444,3 +444,83 @@ def test_a_trainer_class_named_for_fsdp_and_a_mixed_precision_policy(tmp_path: P
     assert (md.distributed, md.precision, md.framework[-1]) == ("fsdp", "bf16", "PyTorch FSDP")
     plain = extract_metadata(tmp_path, "python train.py")
     assert (plain.distributed, plain.precision) == ("single_gpu", "fp32")
+
+
+def test_openmmlab_python_configs_merge_their_bases_in_order(tmp_path: Path) -> None:
+    """An mmcv/MMEngine Python config: ``dict(...)`` settings over the files ``_base_`` lists, merged key by key,
+    ``_delete_=True`` replacing the base's dict; the dataset a ``RepeatDataset`` wraps is the one trained on."""
+    (tmp_path / "configs" / "_base_").mkdir(parents=True)
+    (tmp_path / "configs" / "_base_" / "data.py").write_text(
+        "dataset_type = 'ADE20KDataset'\ndata = dict(samples_per_gpu=4, train=dict(type='RepeatDataset', times=50,"
+        " dataset=dict(type=dataset_type, data_root='data/ade')))\n"
+    )
+    (tmp_path / "configs" / "_base_" / "schedule.py").write_text(
+        "optimizer = dict(type='SGD', lr=0.01, momentum=0.9)\nrunner = dict(type='IterBasedRunner', max_iters=160000)\n"
+    )
+    (tmp_path / "configs" / "seg.py").write_text(
+        "_base_ = ['./_base_/data.py', './_base_/schedule.py']\nnorm = dict(type='SyncBN')\n"
+        "optimizer = dict(_delete_=True, type='AdamW', lr=0.00006, weight_decay=0.01)\ndata = dict(samples_per_gpu=2)\n"
+    )
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "train.py").write_text(
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('config')\nargs = p.parse_args()\n"
+    )
+    md = extract_metadata(tmp_path, "python tools/train.py configs/seg.py")
+    assert (md.batch_size_per_device, md.learning_rate, md.max_steps) == (2, 6e-05, 160000)
+    assert md.dataset == "ADE20K"
+
+
+_FABRIC_JOB = """\
+from pathlib import Path
+import lightning as L
+from lightning.fabric.strategies import FSDPStrategy
+from torch.utils.data import DataLoader
+
+micro_batch_size = 8
+
+
+def setup(devices: int = 1, train_data_dir: Path = Path("data/redpajama_sample")) -> None:
+    if devices > 1:
+        strategy = FSDPStrategy(state_dict_type="full")
+    else:
+        strategy = "auto"
+    fabric = L.Fabric(devices=devices, strategy=strategy)
+    loader = DataLoader(train_data_dir, batch_size=micro_batch_size, shuffle=True)
+
+
+if __name__ == "__main__":
+    from jsonargparse import CLI
+
+    CLI(setup)
+"""
+
+
+def test_lightning_run_model_and_the_strategy_bound_in_the_arm_that_runs(tmp_path: Path) -> None:
+    """``lightning run model --devices 8 script.py`` starts 8 processes; the strategy bound in the ``if devices > 1``
+    arm (``devices`` as jsonargparse's ``CLI(setup)`` reads it from the command) is the one Fabric gets (FSDP), the
+    other arm's ``"auto"`` only for one device; a data folder given on the
+    command line names the job's data when it names no known dataset (not the default the code mentions)."""
+    (tmp_path / "pretrain.py").write_text(_FABRIC_JOB)
+    md = extract_metadata(
+        tmp_path,
+        "lightning run model --accelerator=cuda --devices=8 pretrain.py --devices 8 --train_data_dir data/slim",
+    )
+    assert (md.num_gpus, md.distributed, md.framework, md.dataset) == (8, "fsdp", ["Lightning"], "slim")
+    assert (md.batch_size_per_device, md.global_batch_size) == (8, 64)
+    one = extract_metadata(tmp_path, "fabric run --devices=1 pretrain.py --devices 1")
+    assert (one.num_gpus, one.distributed) == (1, "single_gpu")
+
+
+def test_data_parallel_over_what_the_script_makes_visible(tmp_path: Path) -> None:
+    """``nn.DataParallel(model)`` without device ids uses every visible GPU: how many the command does not say;
+    a script that sets ``CUDA_VISIBLE_DEVICES`` from its ``--gpu_id`` setting uses that many."""
+    job = (
+        "import argparse, os\nimport torch.nn as nn\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--gpu_id', type=str, default='0')\nopts = p.parse_args()\n"
+        "{visible}model = nn.DataParallel(Net())\n"
+    )
+    (tmp_path / "main.py").write_text(job.format(visible=""))
+    assert extract_metadata(tmp_path, "python main.py").num_gpus is None
+    (tmp_path / "main.py").write_text(job.format(visible="os.environ['CUDA_VISIBLE_DEVICES'] = opts.gpu_id\n"))
+    assert extract_metadata(tmp_path, "python main.py --gpu_id 0,1").num_gpus == 2
+    assert extract_metadata(tmp_path, "python main.py").distributed == "dp"

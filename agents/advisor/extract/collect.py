@@ -22,12 +22,14 @@ from schedmate.agents.advisor.extract.config_sources import (
     cli_function_defaults,
     config_tree_assignments,
     flag_values,
+    flatten,
     init_attribute_assignments,
     load_structured,
     load_with_bases,
     parse_literal,
     parse_overrides,
     python_assignments,
+    python_config,
     resolve_argparse,
 )
 from schedmate.agents.advisor.extract.dict_parsers import dict_parser_specs, factory_settings, parse_pairs
@@ -117,6 +119,8 @@ def _read_config_files(ws: Workspace, ex: Extraction, args: list[str]) -> None:
                 if base_text := ws.read_text_or_none(base):
                     ex.values.update(config_tree_assignments(base_text, base))
             ex.values.update(python_assignments(text, path, arithmetic=True))
+            nested = flatten(python_config(ws.read_text_or_none, path))  # mmcv / MMEngine: dict(...) over _base_
+            ex.values.update({k: Value(v, path, None) for k, v in nested.items() if k not in ex.values or "." in k})
             ex.values.update(config_tree_assignments(text, path))
             ex.values.update(_config_class_settings(ws, text, path))
         else:

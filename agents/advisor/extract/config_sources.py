@@ -38,6 +38,7 @@ __all__ = [
     "parse_literal",
     "parse_overrides",
     "python_assignments",
+    "python_config",
     "resolve_argparse",
 ]
 
@@ -353,6 +354,78 @@ def load_with_bases(read: Any, path: str, depth: int = 0) -> dict[str, Value]:
                 out.update(load_with_bases(read, posixpath.normpath(f"{parent}/{rel}"), depth + 1))
     out.update({k: v for k, v in own.items() if k not in _BASE_KEYS})
     return out
+
+
+class _NotConstantError(ValueError):
+    """An expression of a Python config that is not built from literals, ``dict(...)`` and earlier names."""
+
+
+def _config_expr(node: ast.AST, names: dict[str, Any]) -> Any:
+    """The value of an OpenMMLab-style config expression: literals, ``dict(k=v)``, displays, earlier names and
+    constant arithmetic. Nothing is executed."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id in names:
+            return names[node.id]
+        raise _NotConstantError(node.id)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
+        return {kw.arg: _config_expr(kw.value, names) for kw in node.keywords if kw.arg is not None}
+    if isinstance(node, ast.Dict):
+        return {
+            _config_expr(k, names): _config_expr(v, names) for k, v in zip(node.keys, node.values, strict=True)
+            if k is not None
+        }  # fmt: skip
+    if isinstance(node, ast.List | ast.Tuple):
+        items = [_config_expr(e, names) for e in node.elts]
+        return items if isinstance(node, ast.List) else tuple(items)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _config_expr(node.operand, names)
+        if isinstance(v, int | float):
+            return -v
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+        a, b = _config_expr(node.left, names), _config_expr(node.right, names)
+        if isinstance(a, int | float) and isinstance(b, int | float) and abs(b) < 1e6:
+            with contextlib.suppress(*_NOT_CONSTANT):
+                return _OPS[type(node.op)](a, b)
+    raise _NotConstantError(ast.dump(node)[:40])
+
+
+def _merge_config(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+    """MMEngine's merge: dicts merge key by key unless the child's says ``_delete_=True``; anything else replaces."""
+    out = dict(base)
+    for k, v in child.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict) and not v.get("_delete_"):
+            out[k] = _merge_config(out[k], v)
+        else:
+            out[k] = {kk: vv for kk, vv in v.items() if kk != "_delete_"} if isinstance(v, dict) else v
+    return out
+
+
+def python_config(read: Any, path: str, depth: int = 0) -> dict[str, Any]:
+    """An OpenMMLab-style Python config (mmcv / MMEngine): its top-level assignments of literals and ``dict(...)``,
+    over the files its ``_base_`` names (merged in order, ``_delete_`` honoured); ``read(path)`` gives a file's text
+    or None. A value that is not built from literals is left out; nothing is executed."""
+    text = read(path)
+    if text is None or depth > 5:
+        return {}
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    names: dict[str, Any] = {}
+    for node in tree.body:
+        charge_nodes()
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            with contextlib.suppress(_NotConstantError, TypeError, ValueError, RecursionError):
+                names[node.targets[0].id] = _config_expr(node.value, names)
+    out: dict[str, Any] = {}
+    bases = names.pop("_base_", [])
+    parent = path.rsplit("/", 1)[0] if "/" in path else "."
+    for rel in bases if isinstance(bases, list | tuple) else [bases]:
+        if isinstance(rel, str) and rel.endswith(".py"):
+            out = _merge_config(out, python_config(read, posixpath.normpath(f"{parent}/{rel}"), depth + 1))
+    return _merge_config(out, names)
 
 
 def flatten(data: Any, prefix: str = "") -> dict[str, Any]:

@@ -27,6 +27,7 @@ _LAUNCHER_INT_FLAGS: Final = {
     "accelerate": {"--num_processes": "world", "--num-processes": "world", "--num_machines": "nnodes",
                    "--num-machines": "nnodes"},
     "mpirun": {"-np": "world", "-n": "world", "--np": "world"},
+    "fabric": {"--devices": "nproc", "--num-nodes": "nnodes", "--num_nodes": "nnodes"},
     "srun": {"--ntasks": "world", "-n": "world", "--gpus": "gpus", "--gpus-per-node": "nproc", "-N": "nnodes",
              "--nodes": "nnodes"},
 }  # fmt: skip
@@ -36,7 +37,7 @@ _VALUE_FLAGS: Final = re.compile(
     r"num[_-]nodes|include|exclude|hostfile|num[_-]processes|num[_-]machines|config[_-]file|mixed[_-]precision|"
     r"main[_-]process[_-]\w+|machine[_-]rank|np|n|N|ntasks|nodes|gpus(?:-per-node)?|partition|p|c|cpus-per-task|"
     r"max[_-]restarts|monitor[_-]interval|log[_-]dir|redirects|tee|role|run[_-]path|dynamo_backend|"
-    r"gpu_ids|deepspeed_config_file|zero_stage|launcher|localhost|H|x)$"
+    r"gpu_ids|deepspeed_config_file|zero_stage|launcher|localhost|H|x|devices|accelerator|strategy|precision)$"
 )
 
 
@@ -238,6 +239,10 @@ def parse_command(command: str | list[str]) -> Launch:
         if exe in ("torchrun", "deepspeed", "mpirun", "mpiexec", "srun"):
             launch.launcher = "mpirun" if exe == "mpiexec" else exe
             _script_after(_take_flags(cmd[1:], launch, _LAUNCHER_INT_FLAGS[launch.launcher]), launch)
+        elif (exe == "lightning" and cmd[1:3] == ["run", "model"]) or (exe == "fabric" and cmd[1:2] == ["run"]):
+            launch.launcher = "fabric"  # Lightning Fabric's launcher: one process per --devices on each node
+            skip = 3 if exe == "lightning" else 2
+            _script_after(_take_flags(cmd[skip:], launch, _LAUNCHER_INT_FLAGS["fabric"]), launch)
         elif exe == "accelerate" and cmd[1:2] == ["launch"]:
             launch.launcher = "accelerate"
             _script_after(_take_flags(cmd[2:], launch, _LAUNCHER_INT_FLAGS["accelerate"]), launch)
@@ -284,7 +289,16 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
             variables[m.group(1)] = m.group(2).strip("'\"")
             continue
         inner = parse_command(s)
-        if inner.launcher in ("python", "torchrun", "deepspeed", "accelerate", "llamafactory-cli", "mpirun", "srun"):
+        if inner.launcher in (
+            "python",
+            "torchrun",
+            "deepspeed",
+            "accelerate",
+            "llamafactory-cli",
+            "mpirun",
+            "srun",
+            "fabric",
+        ):
             inner.env = {**inner.env, **launch.env}
             return inner
     return launch

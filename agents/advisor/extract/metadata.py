@@ -44,7 +44,8 @@ _LR_KEYS = (
 )
 _BATCH_KEYS = ("per_device_train_batch_size", "micro_batch_size", "batch_size_per_gpu", "batch_size",
                "train_batch_size", "train.batch_size", "data.batch_size", "batch_size_training", "batch_size_train",
-               "batch_size_per_device", "train_micro_batch_size_per_gpu", "batch", "batchSize")  # fmt: skip
+               "batch_size_per_device", "train_micro_batch_size_per_gpu", "batch", "batchSize",
+               "data.samples_per_gpu", "samples_per_gpu", "imgs_per_gpu", "train_dataloader.batch_size")  # fmt: skip
 # Names the community gives these settings (matched as a dotted key, then as a key's last part, any case).
 _EPOCH_KEYS = ("num_train_epochs", "epochs", "max_epochs", "trainer.max_epochs", "train.epochs", "num_epochs",
                "n_epochs", "nepochs", "max_epoch", "total_epochs", "train_epochs", "num_epoch", "max_train_epochs",
@@ -142,7 +143,9 @@ def _setup(ex: Extraction) -> _Setup:
     # whose only spawn sits in a branch its settings rule out (`if args.nodes > 1:`) runs one process.
     spawns_dead = bool(re.search(r"\bspawn\(", ex.code)) and "spawn" not in ex.uses and bool(ex.uses)
     counts = re.search(r"device_count\(\)", ex.code) is not None and ("device_count" in ex.uses or not ex.uses)
-    uses_all_visible = counts and not (spawns_dead and "dp_wrap" not in ex.uses and not ex.batch_divided_by_world)
+    uses_all_visible = (
+        counts and not (spawns_dead and "dp_wrap" not in ex.uses and not ex.batch_divided_by_world)
+    ) or ("dp_all" in ex.uses and "ddp_wrap" not in ex.uses)  # nn.DataParallel(model) spreads over all it sees
     num_gpus = launch.num_gpus
     devices = ex.get("trainer.devices", "devices")
     if num_gpus is None and devices is not None and isinstance(devices.value, int):
@@ -164,6 +167,8 @@ def _setup(ex: Extraction) -> _Setup:
             num_gpus = nodes.value * per_node.value  # a submitit launcher: nodes x GPUs per node
     if num_gpus is None and launch.visible_gpus:
         num_gpus = launch.visible_gpus
+    if num_gpus is None and (visible := _visible_set_by_code(ex)) is not None:
+        num_gpus = visible  # `os.environ["CUDA_VISIBLE_DEVICES"] = opts.gpu_id`: the script narrows its own devices
     gpus_flag = ex.get("num_gpus", "gpus", "ngpus", "n_gpus", "num_gpu", "gpu_ids")
     if (
         num_gpus is None and launch.launcher == "python" and gpus_flag is not None and gpus_flag.source == "command"
@@ -263,6 +268,23 @@ def _named_batch(ex: Extraction) -> Value | None:
         ):  # fmt: skip
             return v
     return None
+
+
+_SETS_VISIBLE: Final = re.compile(
+    r"""os\.environ\[\s*["']CUDA_VISIBLE_DEVICES["']\s*\]\s*=\s*(?:str\(\s*)?(?:\w+\.)?(\w+)"""
+)
+
+
+def _visible_set_by_code(ex: Extraction) -> int | None:
+    """Devices the entry script makes visible from one of its settings (``"0"``, ``"0,1"``, ``[0, 1]``)."""
+    m = _SETS_VISIBLE.search(ex.code)
+    v = ex.get(m.group(1)) if m else None
+    ids = v.value if v is not None else None
+    if isinstance(ids, int) and not isinstance(ids, bool):
+        ids = [ids]
+    if isinstance(ids, str) and re.fullmatch(r"\s*\d{1,3}(?:\s*,\s*\d{1,3})*\s*,?\s*", ids):
+        ids = [x for x in ids.split(",") if x.strip()]
+    return len(ids) if isinstance(ids, list | tuple) and ids else None
 
 
 def _flag_value(args: list[str], name: str) -> str | None:

@@ -209,7 +209,9 @@ class _Resolver:
     def _call(self, node: ast.Call, scope: _Scope) -> None:
         name = _callee(node)
         self.calls.setdefault(name, []).append((node, scope.node))
-        if name in ("Fire", "run") and _dotted(node.func) in ("fire.Fire", "Fire", "typer.run") and node.args:
+        if name in ("Fire", "run", "CLI", "auto_cli") and _dotted(node.func) in (
+            "fire.Fire", "Fire", "typer.run", "CLI", "jsonargparse.CLI", "auto_cli", "jsonargparse.auto_cli"
+        ) and node.args:  # fmt: skip
             target = node.args[0]
             if isinstance(target, ast.Name):
                 self.entry_points.add(target.id)
@@ -708,6 +710,8 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         yield "amp_dtype", ast.Constant("float16"), f"{name}()"  # on by default: CUDA autocast is float16
     elif name in _WRAPS:  # the model wrapped for data parallelism: which kind (calls in arms that cannot run skipped)
         yield _WRAPS[name], ast.Constant(value=True), f"{name}()"
+        if name == "DataParallel" and _args_of(call, ("device_ids",), 1) is None:
+            yield "dp_all", ast.Constant(value=True), "DataParallel() without device_ids: every visible GPU"
     elif name == "initialize" and dotted.endswith("amp.initialize"):  # apex AMP: O1/O2 mixed, O3 pure fp16, O0 off
         yield "apex_amp", _args_of(call, ("opt_level",), 2) or ast.Constant("O1"), "apex amp.initialize()"
     elif dotted.startswith("apex.") or name in ("LARC", "FusedAdam", "FusedLAMB", "convert_syncbn_model"):
@@ -751,11 +755,17 @@ def _dead_code(r: _Resolver, tree: ast.Module) -> set[int]:
     return dead
 
 
-def _built_class(arg: ast.expr, scope: _Scope) -> Any:
+def _built_class(arg: ast.expr, scope: _Scope, r: _Resolver | None = None) -> Any:
     """The class an argument is an instance of when it is built right there or bound to one just before
-    (``strategy = FSDPStrategy(...)``): its name, else unknown."""
+    (``strategy = FSDPStrategy(...)``; of several bindings in ``if`` arms, the last one whose arm can run): its
+    name, else unknown."""
     if isinstance(arg, ast.Name) and scope.assigns.get(arg.id):
-        arg = scope.assigns[arg.id][-1][1]
+        bindings = scope.assigns[arg.id]
+        live = [
+            rhs for ln, rhs in bindings
+            if r is None or r._branch_may_run(scope, scope.branches.get((arg.id, ln), ()), 0)
+        ]  # fmt: skip
+        arg = (live or [rhs for _, rhs in bindings])[-1]
     return _callee(arg) if isinstance(arg, ast.Call) and _callee(arg) else _UNKNOWN
 
 
@@ -1059,7 +1069,7 @@ def find_uses(
         for fieldname, arg, how in [*_consumers(node), *_helper_consumers(ws, r, node, file)]:
             v = r.value(arg, scope, node.lineno)
             if fieldname == "strategy" and v is _UNKNOWN:
-                v = _built_class(arg, scope)  # `strategy=FSDPStrategy(...)`, or a name bound to one
+                v = _built_class(arg, scope, r)  # `strategy=FSDPStrategy(...)`, or a name bound to one
             if v is _UNKNOWN and any(
                 _dotted(n) in r.unknown_overrides for n in ast.walk(arg) if isinstance(n, ast.Attribute)
             ):

@@ -37,8 +37,11 @@ _DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", 
                         "dataroot", "data_root", "dataset_root", "dataset_dir", "dataset_path",
                         "data.training_files", "training_files", "train_files", "data_path", "data_dir",
                         "datasets.train.name", "data.train.type", "dataset.name", "train.dataset", "train_data",
-                        "train_file", "train_path", "train_dir", "train_data_path", "train_ann",
-                        "train_ann_file")  # fmt: skip
+                        "train_file", "train_path", "train_dir", "train_data_path", "train_data_dir", "train_ann",
+                        "train_ann_file", "data.train.dataset.type", "train_dataloader.dataset.type",
+                        "train_dataloader.dataset.dataset.type")  # fmt: skip
+# Dataset wrappers of OpenMMLab configs: the dataset they wrap is the one trained on.
+_DATASET_WRAPPERS: Final = re.compile(r"(?:Repeat|Concat|ClassBalanced|MultiImageMix)Dataset")
 
 
 @dataclass
@@ -326,6 +329,7 @@ _TYPE_LEAVES: Final = frozenset(
     {"type", "name", "arch", "model", "model_name", "network", "net", "class_name", "which_model", "net_type"}
 )
 _MODEL_PATH: Final = re.compile(r"model|net|arch|generator|backbone", re.I)
+_MODEL_FILE: Final = re.compile(r"model|net|arch|generator|backbone|layers|modules", re.I)
 
 
 def _model_from_type_setting(
@@ -348,11 +352,16 @@ def _model_from_type_setting(
     folded = {k.lower(): entry for k, entry in wanted.items()}
     pattern = re.compile(r"^class (" + "|".join(map(re.escape, wanted)) + r")\(([^)]*)\)\s*:", re.M | re.I)
     named_module: tuple[str, str, str] | None = None  # a module named after the setting (`models/PatchTST.py`)
+    stems = {w.lower() for w in wanted}
+    reads = 0
     for n, file in enumerate(ws.files((".py",))):
-        if n >= 800:
-            break
-        text = ws.read_text_or_none(file)
         stem = file.rsplit("/", 1)[-1].removesuffix(".py")
+        if n >= 800 or reads >= 120:
+            break
+        if stem.lower() not in stems and not _MODEL_FILE.search(file):
+            continue  # model classes live in model/network/arch modules (or one named after the setting)
+        reads += 1
+        text = ws.read_text_or_none(file)
         if (
             named_module is None
             and stem in wanted
@@ -432,12 +441,13 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
     if u is not None and isinstance(u.value, str) and u.value not in ("json", "csv", "text", "parquet", "arrow"):
         prov["dataset"] = FieldSource(file=u.file, line=u.line, path="use")
         return canonical_dataset(u.value) or u.value
+    own: Value | None = None
     for key in _DATASET_KEYS:
         v = ex.get(key)
         if v is None or not isinstance(v.value, str) or "${" in v.value or not v.value.strip():
             continue
-        if _PLACEHOLDER_NAME.fullmatch(v.value.strip()):
-            continue  # "train_dataset", "my_data": a slot's name, not a dataset's
+        if _PLACEHOLDER_NAME.fullmatch(v.value.strip()) or _DATASET_WRAPPERS.fullmatch(v.value.strip()):
+            continue  # "train_dataset", "my_data": a slot's name, not a dataset's (nor a wrapper around one)
         canon = canonical_dataset(v.value)
         if (
             canon is None
@@ -447,6 +457,8 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
             prov["dataset"] = _source(v)
             return v.value.rstrip("/").rsplit("/", 1)[-1]  # a data file: its name is all the job says
         if canon is None and (key.endswith(("_target_", "_files", "_file", "_path", "_dir")) or "/" in v.value):
+            if v.source == "command" and own is None and not key.endswith("_target_") and "${" not in v.value:
+                own = v  # the job's own data folder, given on the command line: better than a default in the code
             continue  # a folder or module path that names no known dataset says nothing
         prov["dataset"] = _source(v)
         return canon or v.value.replace(",", " + ")
@@ -456,6 +468,12 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
     if canon := canonical_dataset(named):
         prov["dataset"] = FieldSource(file="command", path="command")
         return canon
+    if (
+        own is not None and (name := str(own.value).rstrip("/").rsplit("/", 1)[-1])
+        and not _PLACEHOLDER_NAME.fullmatch(name)
+    ):  # fmt: skip
+        prov["dataset"] = _source(own)
+        return name
     canon = canonical_dataset(ex.code) or canonical_dataset(title)
     if canon:
         prov["dataset"] = FieldSource(file=ex.launch.script or "README.md")
