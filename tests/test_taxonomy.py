@@ -359,3 +359,20 @@ def test_a_traceback_cut_after_its_raise_statement_is_named_by_it() -> None:
     assert diagnose_lines(lines).category == "framework"
     own = [*lines[:2], '    raise ValueError("no data under --data_dir")']
     assert diagnose_lines(own).category == "user_script"
+
+
+def test_a_cpp_exception_glued_to_the_progress_bar_starts_the_failure() -> None:
+    """``terminate called after throwing an instance of 'c10::Error'`` printed right after a progress bar (no
+    newline) makes that line the root cause, not the C++ stack that follows."""
+    lines = [
+        "Training 10% step: 5600 loss: 0.029 :: Speed: 0.18it/s",
+        "Training 19% step: 5700 loss: 0.028 :: Speed: 0.18it/s :: Elapsed: 0:21:08terminate called after throwing "
+        "an instance of 'c10::Error'",
+        "  what():  CUDA error: unknown error",
+        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.",
+        "",
+        "Exception raised from c10_cuda_check_implementation at /opt/conda/c10/cuda/CUDAException.cpp:44 (most recent "
+        "call first):",
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x75b3 in /x/torch/lib/libc10.so)",
+    ]
+    assert diagnose_lines(lines).first_error_line == 2

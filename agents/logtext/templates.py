@@ -92,7 +92,8 @@ EXEMPLARS: Final[dict[str, tuple[str, ...]]] = {
 # over error words it may mention ("UserWarning: … error …").
 _WARNING_MARK: Final = re.compile(r"\b(?:WARNING|WARN|Warning|\w+Warning)\b|^\[W ")
 _ERROR_MARK: Final = re.compile(
-    r"\b(?:ERROR|FATAL|CRITICAL|Traceback|\w+Error|\w+Exception|Segmentation fault|core dumped|Aborted)\b"
+    r"\b(?:ERROR|FATAL|CRITICAL|Traceback|\w+Error|\w+Exception|Segmentation fault|core dumped|Aborted)\b|"
+    r"terminate called after throwing"  # a C++ exception escaping (c10::Error), often glued to a progress bar
 )
 
 
