@@ -524,3 +524,71 @@ def test_data_parallel_over_what_the_script_makes_visible(tmp_path: Path) -> Non
     (tmp_path / "main.py").write_text(job.format(visible="os.environ['CUDA_VISIBLE_DEVICES'] = opts.gpu_id\n"))
     assert extract_metadata(tmp_path, "python main.py --gpu_id 0,1").num_gpus == 2
     assert extract_metadata(tmp_path, "python main.py").distributed == "dp"
+
+
+def test_a_token_counted_total_batch_and_a_branch_on_a_string_index(tmp_path: Path) -> None:
+    """llm.c's ``--total_batch_size`` counts tokens: over the sequence length it is the global batch in sequences;
+    ``if args.model[0] == "d":`` is decided (the model is built from scratch: language modelling, not fine-tuning);
+    ``--num_iterations`` is the step budget."""
+    (tmp_path / "train_gpt2.py").write_text(
+        "import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument('--model', default='gpt2')\n"
+        "p.add_argument('--batch_size', type=int, default=4)\np.add_argument('--sequence_length', type=int, default=64)\n"
+        "p.add_argument('--total_batch_size', type=int, default=256)\np.add_argument('--num_iterations', type=int, default=10)\n"
+        "p.add_argument('--learning_rate', type=float, default=1e-4)\nargs = p.parse_args()\n"
+        "if args.model[0] == 'd':\n    model = GPT(GPTConfig(n_layer=12))\nelse:\n    model = GPT.from_pretrained(args.model)\n"
+        "optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate)\n"
+    )
+    md = extract_metadata(
+        tmp_path,
+        "python train_gpt2.py --model d12 --batch_size 32 --sequence_length 1024 --total_batch_size 524288 "
+        "--num_iterations 18865",
+    )
+    assert (md.global_batch_size, md.max_steps, md.task) == (512, 18865, "language_modeling")
+
+
+def test_composer_yaml_runs_axolotl_and_gin_configs(tmp_path: Path) -> None:
+    """``composer train.py cfg.yaml``: ``max_duration: 4800ba`` is 4800 steps, ``global_train_batch_size`` the
+    global batch, a sharded ``fsdp_config`` FSDP and a data setting naming C4 the dataset; ``axolotl train cfg.yml
+    --launcher torchrun -- --nproc_per_node=2``: an HF Trainer with PEFT on 2 GPUs, SFT on prompt-formatted data,
+    ``bf16: auto`` bf16; a gin file's macros and bindings over what it includes."""
+    (tmp_path / "train.py").write_text(
+        "import sys\nfrom omegaconf import OmegaConf\ncfg = OmegaConf.load(sys.argv[1])\n"
+    )
+    (tmp_path / "mpt.yaml").write_text(
+        "variables:\n  data_local: ./my-copy-c4\nmodel:\n  name: mpt_causal_lm\n  d_model: 768\n  n_layers: 12\n"
+        "optimizer:\n  lr: 6.0e-4\nmax_duration: 4800ba\nglobal_train_batch_size: 256\ndevice_train_microbatch_size: 16\n"
+        "precision: amp_bf16\nfsdp_config:\n  sharding_strategy: FULL_SHARD\n"
+    )
+    md = extract_metadata(tmp_path, "composer train.py mpt.yaml")
+    assert (md.max_steps, md.global_batch_size, md.distributed, md.dataset) == (4800, 256, "fsdp", "C4")
+    assert (md.model_type, md.task, md.num_gpus) == ("decoder_only_transformer", "language_modeling", None)
+    (tmp_path / "lora.yml").write_text(
+        "base_model: NousResearch/Llama-3.2-1B\ndatasets:\n  - path: teknium/GPT4-LLM-Cleaned\n    type: alpaca\n"
+        "adapter: lora\nmicro_batch_size: 2\ngradient_accumulation_steps: 4\nnum_epochs: 1\nlearning_rate: 0.0002\n"
+        "bf16: auto\n"
+    )
+    ax = extract_metadata(tmp_path, "axolotl train lora.yml --launcher torchrun -- --nproc_per_node=2 --nnodes=1")
+    assert (ax.framework, ax.task, ax.precision) == (["HF Trainer", "PEFT"], "instruction_finetuning", "bf16")
+    assert (ax.num_gpus, ax.distributed, ax.global_batch_size, ax.params_millions) == (2, "ddp", 16, 1236)
+    (tmp_path / "base.gin").write_text(
+        "network.T5Config:\n  dtype = 'bfloat16'\n  emb_dim = 768\nutils.SaveCheckpointConfig.dtype = 'float32'\n"
+    )
+    (tmp_path / "run.gin").write_text(
+        'include "base.gin"\nMIXTURE_OR_TASK_NAME = "wmt_t2t_ende_v003"\nTRAIN_STEPS = 50000\n'
+        "train/utils.DatasetConfig:\n  batch_size = 128\ninfer_eval/utils.DatasetConfig:\n  batch_size = 8\n"
+    )
+    (tmp_path / "t5train.py").write_text("from absl import app\nimport gin\n")
+    gin = extract_metadata(tmp_path, "python t5train.py --gin_file=run.gin --gin.MODEL_DIR=/tmp/m")
+    assert (gin.max_steps, gin.batch_size_per_device, gin.precision, gin.dataset) == (50000, 128, "bf16", "WMT T2T")
+
+
+def test_an_architecture_registry_name_and_a_task_objects_split_loader(tmp_path: Path) -> None:
+    """``--arch transformer_iwslt_de_en`` names the model a library's registry builds; ``task.load_dataset("valid")``
+    loads a split, not a dataset; the data folder on the command line names IWSLT14."""
+    (tmp_path / "train.py").write_text(
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('data')\np.add_argument('--arch', default='lstm')\n"
+        "p.add_argument('--lr', type=float, default=0.25)\nargs = p.parse_args()\nmodel = task.build_model(args)\n"
+        "task.load_dataset('valid', combine=False)\n"
+    )
+    md = extract_metadata(tmp_path, "python train.py data-bin/iwslt14.tokenized.de-en --arch transformer_iwslt_de_en")
+    assert (md.model_name, md.dataset) == ("transformer_iwslt_de_en", "IWSLT14")

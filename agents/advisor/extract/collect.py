@@ -23,6 +23,7 @@ from schedmate.agents.advisor.extract.config_sources import (
     config_tree_assignments,
     flag_values,
     flatten,
+    gin_values,
     init_attribute_assignments,
     load_structured,
     load_with_bases,
@@ -46,8 +47,9 @@ _EVAL_SECTION: Final = re.compile(
     r"tensorboard|visuali[sz]ation)\.",
     re.I,
 )
-_CONFIG_FLAGS: Final = ("-c", "--config", "--config_file", "--config-file", "--cfg", "--config-path", "--base")
-_CONFIG_SUFFIXES: Final = (".py", ".yaml", ".yml", ".json", ".toml")
+_CONFIG_FLAGS: Final = ("-c", "--config", "--config_file", "--config-file", "--cfg", "--config-path", "--base",
+                        "--gin_file", "--gin_files")  # fmt: skip
+_CONFIG_SUFFIXES: Final = (".py", ".yaml", ".yml", ".json", ".toml", ".gin")
 
 
 @dataclass
@@ -96,6 +98,8 @@ def _config_files(args: list[str]) -> list[str]:
         path = None
         if a in _CONFIG_FLAGS and i + 1 < len(args):
             path = args[i + 1]
+        elif a.partition("=")[0] in _CONFIG_FLAGS and a.partition("=")[2]:
+            path = a.partition("=")[2]  # `--gin_file=base.gin`
         elif not a.startswith("-") and "=" not in a and a.endswith(_CONFIG_SUFFIXES):
             path = a
         if path is None or (i > 0 and args[i - 1] in _CONFIG_FLAGS and path == a):
@@ -114,6 +118,8 @@ def _read_config_files(ws: Workspace, ex: Extraction, args: list[str]) -> None:
         if not path.endswith(_CONFIG_SUFFIXES) and (pairs := _key_value_file(text, path)):
             given = set(flag_values(args))  # ConfigArgParse: the command line wins over its config file
             ex.values.update({k: v for k, v in pairs.items() if k not in given})
+        elif path.endswith(".gin"):
+            ex.values.update(gin_values(ws.read_text_or_none, path))
         elif path.endswith(".py"):
             for base in _local_imports(ws, text, path)[:8]:  # ml_collections: `get_default_configs()` of a module
                 if base_text := ws.read_text_or_none(base):

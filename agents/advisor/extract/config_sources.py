@@ -33,6 +33,7 @@ __all__ = [
     "argparse_specs",
     "flag_values",
     "flatten",
+    "gin_values",
     "init_attribute_assignments",
     "load_structured",
     "parse_literal",
@@ -426,6 +427,54 @@ def python_config(read: Any, path: str, depth: int = 0) -> dict[str, Any]:
         if isinstance(rel, str) and rel.endswith(".py"):
             out = _merge_config(out, python_config(read, posixpath.normpath(f"{parent}/{rel}"), depth + 1))
     return _merge_config(out, names)
+
+
+_GIN_INCLUDE: Final = re.compile(r"""^include\s+["']([^"']+)["']""")
+_GIN_BINDING: Final = re.compile(r"^([A-Za-z_][\w./]*)\s*=\s*(.+)$")
+_GIN_BLOCK: Final = re.compile(r"^([A-Za-z_][\w./]*):\s*$")
+
+
+def gin_values(read: Any, path: str, depth: int = 0) -> dict[str, Value]:
+    """A gin-config file (T5X, many Google research repos) as settings, over the files it ``include``s: macros
+    (``TRAIN_STEPS = 50000``) under their names, bindings (``utils.DatasetConfig.batch_size = 128``, or indented
+    under ``utils.DatasetConfig:``) under their dotted names; ``%MACRO`` references resolved; only literals are
+    read. Bindings scoped to evaluation or inference (``infer_eval/...``) are left out."""
+    text = read(path)
+    if text is None or depth > 6:
+        return {}
+    out: dict[str, Value] = {}
+    block: str | None = None
+    for n, raw in enumerate(text.splitlines()[:5000], start=1):
+        line = raw.split("#", 1)[0].rstrip()
+        if not line.strip():
+            continue
+        if (m := _GIN_INCLUDE.match(line)) is not None:
+            for cand in (m.group(1), posixpath.normpath(posixpath.join(posixpath.dirname(path), m.group(1)))):
+                if (got := gin_values(read, cand, depth + 1)) or read(cand) is not None:
+                    out.update(got)
+                    break
+            continue
+        indented = raw[:1] in (" ", "\t")
+        if not indented and (m := _GIN_BLOCK.match(line)) is not None:
+            block = m.group(1)
+            continue
+        m = _GIN_BINDING.match(line.strip())
+        if m is None:
+            continue
+        name = f"{block}.{m.group(1)}" if indented and block else m.group(1)
+        if not indented:
+            block = None
+        scope, _, key = name.rpartition("/")
+        if re.search(r"eval|infer|val|test", scope, re.I):
+            continue
+        expr = m.group(2).strip()
+        if expr.startswith("%") and expr[1:] in out:
+            out[key] = Value(out[expr[1:]].value, path, n)
+            continue
+        v = parse_literal(expr)
+        if not (isinstance(v, str) and v == expr and expr[:1] not in ("'", '"')):
+            out[key] = Value(v, path, n)  # (a bare word is a reference to a configurable, not a value)
+    return out
 
 
 def flatten(data: Any, prefix: str = "") -> dict[str, Any]:

@@ -34,7 +34,7 @@ _SPECIFIC_FAMILIES: Final = (
     (r"\bvit\b|vit[-_]|deit|swin|beit|visiontransformer", "vision_transformer"),
     (r"roberta|deberta|\bbert|electra|albert|xlm-?r|formaskedlm", "encoder_only_transformer"),
     (r"gpt|llama|qwen|mistral|mixtral|gemma|\bphi|\bopt-|bloom|falcon|pythia|neox|causallm|olmo|deepseek|"
-     r"starcoder|codegen|baichuan|chatglm|internlm|yi-", "decoder_only_transformer"),
+     r"starcoder|codegen|baichuan|chatglm|internlm|yi-|causal_lm|\bmpt[-_]", "decoder_only_transformer"),
 )  # fmt: skip
 _GENERIC_FAMILIES: Final = (
     (r"resnet|resnext|vgg|efficientnet|mobilenet|densenet|convnext|alexnet|inception|regnet|\bcnn", "cnn"),

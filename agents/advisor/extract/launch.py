@@ -28,6 +28,7 @@ _LAUNCHER_INT_FLAGS: Final = {
                    "--num-machines": "nnodes"},
     "mpirun": {"-np": "world", "-n": "world", "--np": "world"},
     "fabric": {"--devices": "nproc", "--num-nodes": "nnodes", "--num_nodes": "nnodes"},
+    "composer": {"-n": "nproc", "--nproc": "nproc", "--world_size": "world"},
     "srun": {"--ntasks": "world", "-n": "world", "--gpus": "gpus", "--gpus-per-node": "nproc", "-N": "nnodes",
              "--nodes": "nnodes"},
 }  # fmt: skip
@@ -37,7 +38,8 @@ _VALUE_FLAGS: Final = re.compile(
     r"num[_-]nodes|include|exclude|hostfile|num[_-]processes|num[_-]machines|config[_-]file|mixed[_-]precision|"
     r"main[_-]process[_-]\w+|machine[_-]rank|np|n|N|ntasks|nodes|gpus(?:-per-node)?|partition|p|c|cpus-per-task|"
     r"max[_-]restarts|monitor[_-]interval|log[_-]dir|redirects|tee|role|run[_-]path|dynamo_backend|"
-    r"gpu_ids|deepspeed_config_file|zero_stage|launcher|localhost|H|x|devices|accelerator|strategy|precision)$"
+    r"gpu_ids|deepspeed_config_file|zero_stage|launcher|localhost|H|x|devices|accelerator|strategy|precision|"
+    r"nproc|world_size|base_rank|node_rank|master_addr|master_port)$"
 )
 
 
@@ -243,6 +245,20 @@ def parse_command(command: str | list[str]) -> Launch:
             launch.launcher = "fabric"  # Lightning Fabric's launcher: one process per --devices on each node
             skip = 3 if exe == "lightning" else 2
             _script_after(_take_flags(cmd[skip:], launch, _LAUNCHER_INT_FLAGS["fabric"]), launch)
+        elif exe == "axolotl" and cmd[1:2] == ["train"]:  # axolotl train cfg.yml [--launcher L] [-- L's flags]
+            launch.launcher = "axolotl"
+            rest, after = cmd[2:], []
+            if "--" in rest:
+                cut = rest.index("--")
+                rest, after = rest[:cut], rest[cut + 1 :]
+            if rest and not rest[0].startswith("-"):
+                launch.script, rest = rest[0], rest[1:]
+            launch.args = rest
+            inner = next((rest[k + 1] for k, a in enumerate(rest[:-1]) if a == "--launcher"), "accelerate")
+            _take_flags(after, launch, _LAUNCHER_INT_FLAGS["torchrun" if inner == "torchrun" else "accelerate"])
+        elif exe == "composer" and len(cmd) > 1:
+            launch.launcher = "composer"  # MosaicML Composer's launcher: one process per visible GPU unless -n N
+            _script_after(_take_flags(cmd[1:], launch, _LAUNCHER_INT_FLAGS["composer"]), launch)
         elif exe == "accelerate" and cmd[1:2] == ["launch"]:
             launch.launcher = "accelerate"
             _script_after(_take_flags(cmd[2:], launch, _LAUNCHER_INT_FLAGS["accelerate"]), launch)

@@ -45,14 +45,16 @@ _LR_KEYS = (
 _BATCH_KEYS = ("per_device_train_batch_size", "micro_batch_size", "batch_size_per_gpu", "batch_size",
                "train_batch_size", "train.batch_size", "data.batch_size", "batch_size_training", "batch_size_train",
                "batch_size_per_device", "train_micro_batch_size_per_gpu", "batch", "batchSize",
-               "data.samples_per_gpu", "samples_per_gpu", "imgs_per_gpu", "train_dataloader.batch_size")  # fmt: skip
+               "data.samples_per_gpu", "samples_per_gpu", "imgs_per_gpu", "train_dataloader.batch_size",
+               "device_train_microbatch_size")  # fmt: skip
 # Names the community gives these settings (matched as a dotted key, then as a key's last part, any case).
 _EPOCH_KEYS = ("num_train_epochs", "epochs", "max_epochs", "trainer.max_epochs", "train.epochs", "num_epochs",
                "n_epochs", "nepochs", "max_epoch", "total_epochs", "train_epochs", "num_epoch", "max_train_epochs",
                "training_epochs")  # fmt: skip
 _STEP_KEYS = ("max_steps", "max_iters", "train_iters", "num_steps", "total_steps", "train_steps", "steps", "MAX_ITER",
               "total_iter", "total_iters", "n_iters", "num_iters", "max_iter", "niter", "num_train_steps",
-              "max_train_steps", "training_steps", "num_training_steps", "iterations", "max_step")  # fmt: skip
+              "max_train_steps", "training_steps", "num_training_steps", "iterations", "max_step",
+              "num_iterations", "train_iters_total")  # fmt: skip
 _TRAINING_LAUNCHERS = ("python", "llamafactory-cli")
 _HF_TRAINER = re.compile(
     r"\b(?:transformers\.)?\w*Trainer\(\s*(?:model|args)\s*=|\b(?:SFT|DPO|ORPO|KTO|PPO|GRPO|Reward|CPO)Trainer\("
@@ -201,6 +203,10 @@ def _setup(ex: Extraction) -> _Setup:
         or (strategy is not None and "fsdp" in str(strategy.value).lower())
         or "--use_fsdp" in flags
         or (
+            (sh := ex.values.get("fsdp_config.sharding_strategy")) is not None
+            and str(sh.value).upper() in ("FULL_SHARD", "SHARD_GRAD_OP", "HYBRID_SHARD", "_HYBRID_SHARD_ZERO2")
+        )
+        or (
             (tr := ex.get("trainer", "trainer_class", "trainer_cls")) is not None
             and isinstance(tr.value, str)
             and re.search(r"fsdp", tr.value, re.I) is not None
@@ -298,7 +304,8 @@ def _flag_value(args: list[str], name: str) -> str | None:
 
 
 _GLOBAL_BATCH_KEYS = (
-    "global_batch_size", "train.global_batch_size", "total_batch_size", "SOLVER.IMS_PER_BATCH", "IMS_PER_BATCH"
+    "global_batch_size", "train.global_batch_size", "total_batch_size", "SOLVER.IMS_PER_BATCH", "IMS_PER_BATCH",
+    "global_train_batch_size",
 )  # fmt: skip
 
 
@@ -310,6 +317,13 @@ def _batch_sizes(
     A config that states the global batch (litgpt ``global_batch_size``, yacs ``IMS_PER_BATCH``) is taken at its
     word; the per-device batch is then what it leaves per rank when no micro-batch is set."""
     glob = ex.get(*_GLOBAL_BATCH_KEYS)
+    seq = ex.get("sequence_length", "seq_len", "seq_length", "block_size", "max_seq_len", "context_length")
+    if (
+        glob is not None and seq is not None and isinstance(glob.value, int) and isinstance(seq.value, int)
+        and not isinstance(glob.value, bool) and seq.value > 1 and glob.value >= 32768
+        and glob.value % seq.value == 0 and glob.value // seq.value >= (bs if isinstance(bs, int) else 1)
+    ):  # fmt: skip
+        glob = Value(glob.value // seq.value, glob.source, glob.line)  # a total counted in tokens (llm.c, nanoGPT)
     if glob is None and bs is None and (split := ex.uses.get("global_batch")) is not None:
         return None, split.value  # `args.batch_size = int(args.batch_size / ngpus)` over GPUs the command leaves open
     if glob is not None and isinstance(glob.value, int) and not isinstance(glob.value, bool) and glob.value > 0:
@@ -362,10 +376,20 @@ def _precision(ex: Extraction) -> str:
     if (u := uses.get("precision")) is not None:
         text = str(u.value)
         return "bf16" if "bf16" in text else ("fp16" if "16" in text else "fp32")
-    if (v := ex.get("bf16")) is not None and v.value is True:
-        return "bf16"
+    if (v := ex.get("bf16")) is not None and (
+        v.value is True or (v.value == "auto" and ex.launch.launcher == "axolotl")
+    ):
+        return "bf16"  # (axolotl's `bf16: auto`: bf16 wherever the GPU has it)
     if (v := ex.get("fp16", "fp16_run", "amp")) is not None and v.value is True:
         return "fp16"
+    for key, v in ex.values.items():  # the model's own compute dtype (gin `network.T5Config.dtype = 'bfloat16'`)
+        if (
+            key.lower().endswith(".dtype")
+            and re.search(r"model|network|net\b|transformer|config", key, re.I)
+            and (re.search(r"checkpoint|save|export|eval|infer", key, re.I) is None)
+            and str(v.value).lower() in ("bfloat16", "bf16", "float16", "fp16")
+        ):
+            return "bf16" if "b" in str(v.value).lower() else "fp16"
     if (v := ex.get("trainer.precision", "precision", "dtype", "mixed_precision")) is not None:
         s = str(v.value)
         return "bf16" if "bf16" in s or "bfloat16" in s else ("fp16" if "16" in s else "fp32")
@@ -383,7 +407,15 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
     """The frameworks the job trains with, primary first."""
     code = ex.code
     fw: list[str] = []
-    if ex.launch.launcher == "llamafactory-cli":
+    if ex.launch.launcher == "axolotl":  # axolotl builds an HF Trainer (TRL's for preference tuning) from its YAML
+        fw.append("HF Trainer")
+        if (rl := ex.get("rl")) is not None and rl.value:
+            fw.append("TRL")
+        if str((ex.get("adapter") or Value(None, "")).value) in ("lora", "qlora"):
+            fw.append("PEFT")
+        if zero_stage is not None:
+            fw.append("DeepSpeed")
+    elif ex.launch.launcher == "llamafactory-cli":
         fw += ["LLaMA-Factory", "HF Trainer"]
         if zero_stage is not None:
             fw.append("DeepSpeed")
@@ -491,6 +523,12 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
         t.prov["batch_size_per_device"] = FieldSource(file=named.source, line=named.line, path="static")
     epochs = t.take("epochs", *_EPOCH_KEYS, use="epochs")
     max_steps = t.take("max_steps", *_STEP_KEYS, use="max_steps")
+    if epochs is None and max_steps is None and (dur := ex.get("max_duration")) is not None:
+        m = re.fullmatch(r"\s*(\d+)\s*(ba|ep)\s*", str(dur.value))  # Composer's time strings: batches or epochs
+        if m is not None:
+            key = "max_steps" if m.group(2) == "ba" else "epochs"
+            t.prov[key] = FieldSource(file=dur.source, line=dur.line, path="static")
+            max_steps, epochs = (int(m.group(1)), None) if key == "max_steps" else (None, int(m.group(1)))
     by_loop, by_name = t.prov.get("epochs"), t.prov.get("max_steps")
     if by_loop is not None and by_loop.path == "use" and by_name is not None and by_name.path != "use":
         max_steps = None  # the loop the code runs counts epochs; a setting merely named like a step count does not win

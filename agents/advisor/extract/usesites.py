@@ -249,6 +249,8 @@ class _Resolver:
             key = self.value(node.slice, scope, line, d)
             if isinstance(base, dict) and isinstance(key, str | int):
                 return base.get(key, _UNKNOWN)
+            if isinstance(base, str | list | tuple) and isinstance(key, int) and not isinstance(key, bool):
+                return base[key] if -len(base) <= key < len(base) else _UNKNOWN  # `args.model[0] == "d"`
             path = _access_path(node)
             return self._setting(path) if path else _UNKNOWN
         if isinstance(node, ast.Call):
@@ -684,7 +686,11 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         if isinstance(a, ast.Constant) and isinstance(a.value, str):
             named = ast.Constant(f"{family}-{a.value}" if family else a.value)
         yield "model_config", ast.copy_location(named, call), f"{dotted}()"
-    elif name == "load_dataset" and (a := _args_of(call, ("path",), 0)) is not None:
+    elif (
+        name == "load_dataset"
+        and (isinstance(call.func, ast.Name) or dotted.startswith("datasets."))
+        and (a := _args_of(call, ("path",), 0)) is not None
+    ):  # HF datasets' loader (not a task object's `task.load_dataset("valid")`)
         yield "dataset", a, "load_dataset()"
     elif name == "autocast" and (a := _args_of(call, ("dtype",))) is not None:
         yield "amp_dtype", a, "autocast(dtype=)"

@@ -39,7 +39,8 @@ _DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", 
                         "datasets.train.name", "data.train.type", "dataset.name", "train.dataset", "train_data",
                         "train_file", "train_path", "train_dir", "train_data_path", "train_data_dir", "train_ann",
                         "train_ann_file", "data.train.dataset.type", "train_dataloader.dataset.type",
-                        "train_dataloader.dataset.dataset.type")  # fmt: skip
+                        "train_dataloader.dataset.dataset.type", "MIXTURE_OR_TASK_NAME",
+                        "mixture_or_task_name")  # fmt: skip
 # Dataset wrappers of OpenMMLab configs: the dataset they wrap is the one trained on.
 _DATASET_WRAPPERS: Final = re.compile(r"(?:Repeat|Concat|ClassBalanced|MultiImageMix)Dataset")
 
@@ -387,6 +388,10 @@ def _model_from_type_setting(
         key, v = wanted[stem]
         prov["model_name"] = FieldSource(file=v.source, line=v.line)
         return _Model(stem, find_class(ws, cls, ws.read_text_or_none(file) or "", file), None)
+    for name, (key, v) in wanted.items():  # a library's registry (fairseq --arch, llm-foundry model.name): its key
+        if key.lower() in ("arch", "model.name", "model_name", "model.arch", "model.model_name") and "_" in name:
+            prov["model_name"] = FieldSource(file=v.source, line=v.line)
+            return _Model(name, None, None)
     return _Model()
 
 
@@ -438,7 +443,10 @@ def _described(name: str, family: str, ex: Extraction) -> str:
 
 def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | None:
     u = ex.uses.get("dataset")
-    if u is not None and isinstance(u.value, str) and u.value not in ("json", "csv", "text", "parquet", "arrow"):
+    if (
+        u is not None and isinstance(u.value, str) and u.value not in ("json", "csv", "text", "parquet", "arrow")
+        and not _PLACEHOLDER_NAME.fullmatch(u.value.strip())
+    ):  # fmt: skip
         prov["dataset"] = FieldSource(file=u.file, line=u.line, path="use")
         return canonical_dataset(u.value) or u.value
     own: Value | None = None
@@ -468,6 +476,16 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
     if canon := canonical_dataset(named):
         prov["dataset"] = FieldSource(file="command", path="command")
         return canon
+    for key, v in ex.values.items():  # a known dataset named by any data setting (`data_local: ./my-copy-c4`)
+        leaf = key.rsplit(".", 1)[-1].lower()
+        if (
+            "data" in leaf
+            and isinstance(v.value, str)
+            and not _EVAL_KEY.search(key)
+            and (c := canonical_dataset(v.value))
+        ):
+            prov["dataset"] = _source(v)
+            return c
     if (
         own is not None and (name := str(own.value).rstrip("/").rsplit("/", 1)[-1])
         and not _PLACEHOLDER_NAME.fullmatch(name)
@@ -511,8 +529,8 @@ def _params(
 ) -> float | None:
     params = None
     if pretrained is not None:
-        name = str(pretrained.value)  # the stated size, else the table's exact count, else a lower-case size token
-        params = _params_from_name(name) or _known_size(name) or _params_from_name(name, _SIZE_TOKEN_LOWER)
+        name = str(pretrained.value)  # the table's exact count, else the stated size, else a lower-case size token
+        params = _known_size(name) or _params_from_name(name) or _params_from_name(name, _SIZE_TOKEN_LOWER)
     if (
         params is None and model_type in (None, "decoder_only_transformer")
         and ex.get("n_layer", "num_layers", "num_hidden_layers", "n_layers") is not None
@@ -644,6 +662,19 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
         ident.task = "semantic_segmentation"  # per-pixel labels: segmentation datasets, metrics and heads, mIoU
         return ident
     stage = ex.get("stage")
+    if stage is None and ex.launch.launcher == "axolotl":  # `rl: dpo`, else datasets in a prompt format: SFT
+        rl = ex.get("rl")
+        sets = ex.get("datasets")
+        prompted = (
+            isinstance(sets, Value)
+            and isinstance(sets.value, list)
+            and any(isinstance(d, dict) and d.get("type") for d in sets.value)
+        )
+        stage = (
+            Value(str(rl.value), rl.source, rl.line)
+            if rl is not None and rl.value
+            else (Value("sft", sets.source, sets.line) if prompted and sets is not None else None)
+        )
     if stage is None:  # the objective a config group or setting selects (`loss=dpo`, `loss.name: dpo`)
         chosen = (ex.values.get(k) for k in ("loss.name", "objective", "loss_type", "training_objective"))
         stage = next((v for v in chosen if v is not None and str(v.value) in ("sft", "dpo", "kto")), None)
