@@ -592,3 +592,21 @@ def test_an_architecture_registry_name_and_a_task_objects_split_loader(tmp_path:
     )
     md = extract_metadata(tmp_path, "python train.py data-bin/iwslt14.tokenized.de-en --arch transformer_iwslt_de_en")
     assert (md.model_name, md.dataset) == ("transformer_iwslt_de_en", "IWSLT14")
+
+
+def test_bash_arrays_of_launch_arguments_are_expanded(tmp_path: Path) -> None:
+    """Megatron-style launch scripts gather flags in bash arrays (``ARGS=(`` over several lines, comments inside)
+    and pass ``${ARGS[@]}``: their words reach the launcher and the script."""
+    (tmp_path / "pretrain.py").write_text(
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--micro-batch-size', type=int)\n"
+        "p.add_argument('--global-batch-size', type=int)\np.add_argument('--train-iters', type=int)\n"
+        "p.add_argument('--lr', type=float)\np.add_argument('--fp16', action='store_true')\nargs = p.parse_args()\n"
+    )
+    (tmp_path / "run.sh").write_text(
+        "#!/bin/bash\nGPUS_PER_NODE=8\nDISTRIBUTED_ARGS=(\n    --nproc_per_node $GPUS_PER_NODE\n    --nnodes 1\n)\n"
+        "TRAINING_ARGS=(\n    --micro-batch-size 4  # per GPU\n    --global-batch-size 32\n    --train-iters 1000\n"
+        "    --fp16\n    --lr 0.0001\n)\ntorchrun ${DISTRIBUTED_ARGS[@]} pretrain.py \\\n    ${TRAINING_ARGS[@]}\n"
+    )
+    md = extract_metadata(tmp_path, "bash run.sh")
+    assert (md.num_gpus, md.batch_size_per_device, md.global_batch_size) == (8, 4, 32)
+    assert (md.max_steps, md.learning_rate, md.precision) == (1000, 0.0001, "fp16")

@@ -44,6 +44,7 @@ _VALUE_FLAGS: Final = re.compile(
 
 
 _ASCII_DIGITS: Final = re.compile(r"[0-9]{1,9}")
+_ARRAY: Final = re.compile(r"^[ \t]*(?:export\s+|declare\s+-a\s+|local\s+)?(\w+)=\(([^()]*)\)", re.M)
 _VAR: Final = re.compile(r"\$\{(\w+)(?::-([^}]*))?\}|\$(\w+)")
 
 
@@ -295,11 +296,24 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
     text = ws.read_text_or_none(launch.script) or ""
     joined = re.sub(r"\\\n", " ", text)
     variables: dict[str, str] = {f"{i}": a for i, a in enumerate(launch.args, start=1)}
-    for line in joined.splitlines():
+    arrays: dict[int, tuple[str, str]] = {}  # `ARGS=(` ... `)` over several lines (Megatron's launch scripts)
+    inside: set[int] = set()
+    for arr in _ARRAY.finditer(joined):
+        body = " ".join(part.split("#", 1)[0] for part in arr.group(2).splitlines())
+        first = joined.count("\n", 0, arr.start())
+        arrays[first] = (arr.group(1), " ".join(body.split()))
+        inside.update(range(first, first + arr.group(0).count("\n") + 1))
+    for n, line in enumerate(joined.splitlines()):
         charge_nodes()
+        if n in arrays:
+            name, body = arrays[n]
+            variables[name] = _VAR.sub(functools.partial(_expand, variables, len(body)), body)
+        if n in inside:
+            continue
         s = line.strip()
         if not s or s.startswith("#"):
             continue
+        s = re.sub(r"\$\{(\w+)\[[@*]\]\}", r"${\1}", s)  # `${ARGS[@]}`: the array's words
         s = _VAR.sub(functools.partial(_expand, variables, len(s)), s)
         if m := re.fullmatch(r"(?:export\s+)?(\w+)=(\S*)", s):
             variables[m.group(1)] = m.group(2).strip("'\"")
@@ -314,6 +328,8 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
             "mpirun",
             "srun",
             "fabric",
+            "composer",
+            "axolotl",
         ):
             inner.env = {**inner.env, **launch.env}
             return inner
