@@ -610,3 +610,74 @@ def test_bash_arrays_of_launch_arguments_are_expanded(tmp_path: Path) -> None:
     md = extract_metadata(tmp_path, "bash run.sh")
     assert (md.num_gpus, md.batch_size_per_device, md.global_batch_size) == (8, 4, 32)
     assert (md.max_steps, md.learning_rate, md.precision) == (1000, 0.0001, "fp16")
+
+
+def test_hyperpyyaml_tags_and_references_and_a_library_model_class(tmp_path: Path) -> None:
+    """SpeechBrain's HyperPyYAML: ``!new:pkg.Class`` mappings, ``!ref <name>`` references and ``!PLACEHOLDER`` are
+    read as data (never constructed); the model is the class its ``!new:`` names, the data folder given on the
+    command line names TIMIT, ``number_of_epochs`` counts epochs."""
+    (tmp_path / "hparams").mkdir()
+    (tmp_path / "hparams" / "train.yaml").write_text(
+        "data_folder: !PLACEHOLDER\nnumber_of_epochs: 50\nbatch_size: 8\nlr: 1.0\n"
+        "epoch_counter: !new:speechbrain.utils.epoch_loop.EpochCounter\n  limit: !ref <number_of_epochs>\n"
+        "model: !new:speechbrain.lobes.models.CRDNN.CRDNN\n  input_shape: [null, null, 40]\n"
+        "opt_class: !name:torch.optim.Adadelta\n  lr: !ref <lr>\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import sys\nimport speechbrain as sb\nfrom hyperpyyaml import load_hyperpyyaml\n"
+        "hparams_file, run_opts, overrides = sb.parse_arguments(sys.argv[1:])\n"
+    )
+    md = extract_metadata(tmp_path, "python train.py hparams/train.yaml --data_folder=/data/TIMIT")
+    assert (md.model_name, md.dataset, md.epochs, md.batch_size_per_device, md.learning_rate) == (
+        "CRDNN",
+        "TIMIT",
+        50,
+        8,
+        1.0,
+    )
+
+
+def test_trl_cli_library_defaults_deepspeed_zero_flags_and_ldm_targets(tmp_path: Path) -> None:
+    """``trl dpo ...`` runs TRL's dpo script: DPO with DPOConfig's defaults (lr 1e-6, bf16) over TrainingArguments'
+    (8 per device, 3 epochs) wherever the command says nothing; a DeepSpeed script's own ``--zero_stage 2`` is
+    ZeRO-2; an LDM-style ``model.target`` names the model, and a sampler's ``num_steps`` is no step budget."""
+    (tmp_path / "trl" / "scripts").mkdir(parents=True)
+    (tmp_path / "trl" / "scripts" / "dpo.py").write_text(
+        "from trl import DPOConfig, DPOTrainer, ModelConfig, TrlParser\n"
+        "parser = TrlParser((ScriptArguments, DPOConfig, ModelConfig))\n"
+        "script_args, training_args, model_args = parser.parse_args_and_config()\n"
+    )
+    md = extract_metadata(tmp_path, "trl dpo --model_name_or_path Qwen/Qwen2.5-0.5B-Instruct --dataset_name a/b")
+    assert (md.task, md.framework, md.learning_rate, md.precision) == (
+        "preference_optimization_dpo",
+        ["HF Trainer", "TRL"],
+        1e-6,
+        "bf16",
+    )
+    assert (md.batch_size_per_device, md.epochs) == (8, 3)
+    (tmp_path / "main.py").write_text(
+        "import argparse\nimport deepspeed\np = argparse.ArgumentParser()\np.add_argument('--zero_stage', type=int, default=0)\n"
+        "args = p.parse_args()\nmodel, opt, _, _ = deepspeed.initialize(model=m, config=get_ds_config(args.zero_stage))\n"
+    )
+    assert extract_metadata(tmp_path, "deepspeed main.py --zero_stage 2").distributed == "deepspeed_zero2"
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "toy.yaml").write_text(
+        "model:\n  target: sgm.models.diffusion.DiffusionEngine\n  params:\n    sampler_config:\n      params:\n"
+        "        num_steps: 50\nlightning:\n  trainer:\n    max_epochs: 20\n"
+    )
+    (tmp_path / "sgm" / "models").mkdir(parents=True)
+    (tmp_path / "sgm" / "models" / "diffusion.py").write_text(
+        "import torch.nn as nn\nclass DiffusionEngine(nn.Module):\n    pass\n"
+    )
+    (tmp_path / "ldm_main.py").write_text(
+        "import argparse\nimport pytorch_lightning as pl\nfrom omegaconf import OmegaConf\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--base', nargs='*')\nopt = p.parse_args()\nwith torch.no_grad(), torch.cuda.amp.autocast(**kw):\n    pass\n"
+    )
+    ldm = extract_metadata(tmp_path, "python ldm_main.py --base configs/toy.yaml")
+    assert (ldm.model_name, ldm.model_type, ldm.epochs, ldm.max_steps, ldm.precision) == (
+        "DiffusionEngine",
+        "diffusion_unet",
+        20,
+        None,
+        "fp32",
+    )

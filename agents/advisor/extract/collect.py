@@ -43,7 +43,8 @@ __all__ = ["Extraction", "collect_settings"]
 
 # A leaf under an evaluation/test section ("eval.max_iters") is not the training setting of that name.
 _EVAL_SECTION: Final = re.compile(
-    r"(?:^|\.)(?:eval|evaluation|val|valid|validation|test|testing|inference|benchmark|demo|debug|"
+    r"(?:^|\.)(?:eval|evaluation|val|valid|validation|test|testing|inference|benchmark|demo|debug|sampler\w*|"
+    r"sampling\w*|"
     r"tensorboard|visuali[sz]ation)\.",
     re.I,
 )
@@ -516,4 +517,32 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
         if ds is not None and isinstance(ds.value, str) and ex.get("deepspeed") is None:
             ex.values["deepspeed"] = Value(ds.value, ds.file, ds.line)
     _data_module_and_deepspeed(ws, ex)
+    _library_defaults(ex)
     return ex
+
+
+# What HF's TrainingArguments and TRL's configs train with when the job does not say (recent releases' defaults).
+_TRAINING_ARGUMENTS: Final = {"per_device_train_batch_size": 8, "num_train_epochs": 3.0, "learning_rate": 5e-5}
+_TRL_CONFIGS: Final = {
+    "SFTConfig": {"learning_rate": 2e-5, "bf16": True}, "DPOConfig": {"learning_rate": 1e-6, "bf16": True},
+    "KTOConfig": {"learning_rate": 1e-6, "bf16": True}, "GRPOConfig": {"learning_rate": 1e-6, "bf16": True},
+    "ORPOConfig": {"learning_rate": 1e-6, "bf16": True}, "RLOOConfig": {"learning_rate": 1e-6, "bf16": True},
+}  # fmt: skip
+_TRL_CONFIG_OF: Final = {"sft": "SFTConfig", "dpo": "DPOConfig", "kto": "KTOConfig", "grpo": "GRPOConfig",
+                         "orpo": "ORPOConfig", "rloo": "RLOOConfig"}  # fmt: skip
+
+
+def _library_defaults(ex: Extraction) -> None:
+    """The defaults of the training-argument class the job parses (HF ``TrainingArguments``, TRL's ``SFTConfig``,
+    ``DPOConfig``, ...), at the lowest priority: a setting, a use site or the command always wins."""
+    code = ex.code
+    trl = _TRL_CONFIG_OF.get(ex.launch.trainer_command or "")
+    found = [name for name in _TRL_CONFIGS if re.search(rf"\b{name}\b", code)]
+    config = trl or (found[0] if len(found) == 1 else None)
+    if config is None and not re.search(r"\b(?:Seq2Seq)?TrainingArguments\b", code):
+        return
+    defaults = {**_TRAINING_ARGUMENTS, **(_TRL_CONFIGS.get(config, {}) if config else {})}
+    if ex.get("fp16", "mixed_precision", "precision") is not None:
+        defaults.pop("bf16", None)  # a precision the job sets (an accelerate config's fp16) is not overridden
+    for key, value in defaults.items():
+        ex.values.setdefault(key, Value(value, f"{config or 'TrainingArguments'} default", None))

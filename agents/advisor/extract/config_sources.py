@@ -78,9 +78,47 @@ _Yaml12Loader.add_implicit_resolver(
 )
 
 
+def _tagged(loader: Any, suffix: str, node: Any) -> Any:
+    """An application tag (HyperPyYAML's ``!new:pkg.Class``, ``!name:``, ``!ref <x>``, ``!PLACEHOLDER``) read as
+    data, never constructed: a mapping gets the tagged class as its ``_target_``, a scalar stays text."""
+    if isinstance(node, yaml.MappingNode):
+        out = loader.construct_mapping(node, deep=True)
+        target = suffix.split(":", 1)[1] if ":" in suffix else ""
+        return {**out, "_target_": target} if target else out
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    value = loader.construct_scalar(node)
+    if suffix.startswith(("new:", "name:", "apply:")) and not value:
+        return {"_target_": suffix.split(":", 1)[1]}
+    return value if value != "" else None
+
+
+_Yaml12Loader.add_multi_constructor("!", _tagged)
+
+_REF: Final = re.compile(r"^<([A-Za-z_]\w*)>$")
+
+
+def _resolve_refs(data: Any, top: dict[str, Any], depth: int = 0) -> Any:
+    """HyperPyYAML's ``<name>`` references (what ``!ref <lr>`` leaves) replaced by the top-level value they name
+    (every node charged to the budget: YAML aliases can make a small file an exponential tree)."""
+    charge_nodes()
+    if depth > 20:
+        return data
+    if isinstance(data, dict):
+        return {k: _resolve_refs(v, top, depth + 1) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_resolve_refs(v, top, depth + 1) for v in data]
+    if isinstance(data, str) and (m := _REF.match(data)) and m.group(1) in top and top[m.group(1)] is not data:
+        ref = top[m.group(1)]
+        return ref if not isinstance(ref, str) or not _REF.match(ref) else _resolve_refs(ref, top, depth + 1)
+    return data
+
+
 def load_yaml(text: str) -> Any:
-    """A YAML document with the safe loader and YAML 1.2 floats (raises ``yaml.YAMLError`` on bad input)."""
-    return yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 -- a SafeLoader subclass: no object construction
+    """A YAML document with the safe loader and YAML 1.2 floats (raises ``yaml.YAMLError`` on bad input);
+    application tags are read as data and ``<name>`` references resolved."""
+    data = yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 -- a SafeLoader subclass: no object construction
+    return _resolve_refs(data, data) if isinstance(data, dict) and "!ref" in text else data
 
 
 def parse_literal(text: str) -> Any:

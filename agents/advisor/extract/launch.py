@@ -44,6 +44,7 @@ _VALUE_FLAGS: Final = re.compile(
 
 
 _ASCII_DIGITS: Final = re.compile(r"[0-9]{1,9}")
+_TRL_COMMANDS: Final = frozenset({"sft", "dpo", "kto", "grpo", "rloo", "reward", "orpo", "ppo", "online_dpo"})
 _ARRAY: Final = re.compile(r"^[ \t]*(?:export\s+|declare\s+-a\s+|local\s+)?(\w+)=\(([^()]*)\)", re.M)
 _VAR: Final = re.compile(r"\$\{(\w+)(?::-([^}]*))?\}|\$(\w+)")
 
@@ -63,6 +64,7 @@ class Launch:
     nnodes: int | None = None
     world_size: int | None = None
     entry_suffix: str = ""  # source appended to the script: the call a console script or thin wrapper makes
+    trainer_command: str | None = None  # a trainer CLI's subcommand (`trl dpo`): the objective it trains
 
     @property
     def visible_gpus(self) -> int | None:
@@ -257,6 +259,9 @@ def parse_command(command: str | list[str]) -> Launch:
             launch.args = rest
             inner = next((rest[k + 1] for k, a in enumerate(rest[:-1]) if a == "--launcher"), "accelerate")
             _take_flags(after, launch, _LAUNCHER_INT_FLAGS["torchrun" if inner == "torchrun" else "accelerate"])
+        elif exe == "trl" and cmd[1:2] and cmd[1] in _TRL_COMMANDS:  # `trl dpo --model_name_or_path ...`
+            launch.launcher, launch.module, launch.args = "trl", f"trl.scripts.{cmd[1]}", cmd[2:]
+            launch.trainer_command = cmd[1]
         elif exe == "composer" and len(cmd) > 1:
             launch.launcher = "composer"  # MosaicML Composer's launcher: one process per visible GPU unless -n N
             _script_after(_take_flags(cmd[1:], launch, _LAUNCHER_INT_FLAGS["composer"]), launch)

@@ -50,7 +50,7 @@ _BATCH_KEYS = ("per_device_train_batch_size", "micro_batch_size", "batch_size_pe
 # Names the community gives these settings (matched as a dotted key, then as a key's last part, any case).
 _EPOCH_KEYS = ("num_train_epochs", "epochs", "max_epochs", "trainer.max_epochs", "train.epochs", "num_epochs",
                "n_epochs", "nepochs", "max_epoch", "total_epochs", "train_epochs", "num_epoch", "max_train_epochs",
-               "training_epochs")  # fmt: skip
+               "training_epochs", "number_of_epochs")  # fmt: skip
 _STEP_KEYS = ("max_steps", "max_iters", "train_iters", "num_steps", "total_steps", "train_steps", "steps", "MAX_ITER",
               "total_iter", "total_iters", "n_iters", "num_iters", "max_iter", "niter", "num_train_steps",
               "max_train_steps", "training_steps", "num_training_steps", "iterations", "max_step",
@@ -191,6 +191,11 @@ def _setup(ex: Extraction) -> _Setup:
         strategy = Value(used.value, used.file, used.line)  # what Trainer/Fabric(strategy=) receives
     fsdp = ex.get("fsdp")
     flags = launch.launcher_args if launch.launcher == "accelerate" else []  # `accelerate launch --multi_gpu ...`
+    if (
+        stage is None and (launch.launcher == "deepspeed" or "deepspeed.initialize(" in ex.code)
+        and (zs := ex.get("zero_stage")) is not None and isinstance(zs.value, int) and not isinstance(zs.value, bool)
+    ):  # fmt: skip
+        stage = zs  # the script builds its DeepSpeed config from its own `--zero_stage N` (DeepSpeed-Chat)
     if stage is None and "--use_deepspeed" in flags:
         zero = _flag_value(flags, "--zero_stage")
         stage = Value(small_count(zero) if zero is not None else "auto", "command", None)
@@ -407,7 +412,13 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
     """The frameworks the job trains with, primary first."""
     code = ex.code
     fw: list[str] = []
-    if ex.launch.launcher == "axolotl":  # axolotl builds an HF Trainer (TRL's for preference tuning) from its YAML
+    if ex.launch.launcher == "trl":  # TRL's CLI: one of its scripts, an HF Trainer subclass
+        fw += ["HF Trainer", "TRL"]
+        if (peft := ex.get("use_peft")) is not None and peft.value is True:
+            fw.append("PEFT")
+        if zero_stage is not None:
+            fw.append("DeepSpeed")
+    elif ex.launch.launcher == "axolotl":  # axolotl builds an HF Trainer (TRL's for preference tuning) from its YAML
         fw.append("HF Trainer")
         if (rl := ex.get("rl")) is not None and rl.value:
             fw.append("TRL")

@@ -712,7 +712,10 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         isinstance(call.func, ast.Call) and _callee(call.func) == "getattr" and len(call.func.args) >= 2
     ):  # getattr(models, name)(...)
         yield "model", call.func.args[1], "getattr(module, name)()"
-    elif name in ("autocast", "GradScaler") and not _kwargs_any(call, ("dtype", "enabled")) and not call.args:
+    elif (
+        name in ("autocast", "GradScaler") and not _kwargs_any(call, ("dtype", "enabled")) and not call.args
+        and not any(kw.arg is None for kw in call.keywords)  # `autocast(**kwargs)`: whatever its caller passes
+    ):  # fmt: skip
         yield "amp_dtype", ast.Constant("float16"), f"{name}()"  # on by default: CUDA autocast is float16
     elif name in _WRAPS:  # the model wrapped for data parallelism: which kind (calls in arms that cannot run skipped)
         yield _WRAPS[name], ast.Constant(value=True), f"{name}()"

@@ -38,6 +38,7 @@ _DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", 
                         "data.training_files", "training_files", "train_files", "data_path", "data_dir",
                         "datasets.train.name", "data.train.type", "dataset.name", "train.dataset", "train_data",
                         "train_file", "train_path", "train_dir", "train_data_path", "train_data_dir", "train_ann",
+                        "data_folder",
                         "train_ann_file", "data.train.dataset.type", "train_dataloader.dataset.type",
                         "train_dataloader.dataset.dataset.type", "MIXTURE_OR_TASK_NAME",
                         "mixture_or_task_name")  # fmt: skip
@@ -274,7 +275,7 @@ def _gpt_shape(ex: Extraction) -> str | None:
 
 
 def _hydra_target(ex: Extraction) -> tuple[str, Value] | None:
-    found = ex.find("model.net._target_", "model._target_", "net._target_")
+    found = ex.find("model.net._target_", "model._target_", "net._target_", "model.target")  # (LDM: target/params)
     if found is not None and isinstance(found[1].value, str) and "." in found[1].value:
         return found
     return None
@@ -287,8 +288,9 @@ def _model_from_target(
     key, target = found
     module, _, cls = str(target.value).rpartition(".")
     file = f"{module.replace('.', '/')}.py"
-    if not ws.exists(file):
-        return _Model()
+    if not ws.exists(file):  # a library's class (`!new:speechbrain.lobes.models.CRDNN.CRDNN`): its name says it
+        prov["model_name"] = FieldSource(file=target.source, line=target.line)
+        return _Model(cls) if cls[:1].isupper() else _Model()
     mc = find_class(ws, cls, ws.read_text(file), file)
     prefix = key.rsplit(".", 1)[0] if "." in key else ""
     kwargs = {
