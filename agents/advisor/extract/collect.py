@@ -139,48 +139,37 @@ def _config_class_settings(ws: Workspace, text: str, path: str) -> dict[str, Val
     attributes over those of the workspace base classes it derives from (three levels), as settings."""
     try:
         tree = ast.parse(text)
-    except SyntaxError:
+    except (SyntaxError, ValueError):
         return {}
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
-    if len(classes) != 1:
-        return {}
-    return _class_chain_settings(ws, classes[0].name, text, path, 0)
+    return _class_chain_settings(ws, tree, classes[0], path, 0) if len(classes) == 1 else {}
 
 
-def _class_chain_settings(ws: Workspace, name: str, text: str, path: str, depth: int) -> dict[str, Value]:
-    found = _config_class_node(ws, name, text, path, 0)
-    if found is None or depth > 3:
-        return {}
-    node, src, file = found
+def _class_chain_settings(
+    ws: Workspace, tree: ast.Module, node: ast.ClassDef, file: str, depth: int
+) -> dict[str, Value]:
+    """``node``'s ``__init__`` attributes over its bases' (each found by :func:`_class_def` as ``file`` sees it)."""
     out: dict[str, Value] = {}
-    for base in node.bases:
-        if isinstance(base, ast.Name) and base.id not in ("object", node.name):
-            out.update(_class_chain_settings(ws, base.id, src, file, depth + 1))
-    out.update(init_attribute_assignments(src, file, node.name))
+    for base in node.bases if depth < 3 else []:
+        if not isinstance(base, ast.Name) or base.id in ("object", node.name):
+            continue
+        found = _class_def(ws, tree, base.id, file, hops=3)
+        if found is None:
+            continue
+        base_node, base_file = found
+        base_tree = tree if base_file == file else _parsed(ws, base_file)
+        if base_tree is not None:
+            out.update(_class_chain_settings(ws, base_tree, base_node, base_file, depth + 1))
+    out.update(init_attribute_assignments(node, file))
     return out
 
 
-def _config_class_node(
-    ws: Workspace, name: str, text: str, path: str, hops: int
-) -> tuple[ast.ClassDef, str, str] | None:
-    """Class ``name`` as ``path`` defines it or imports it from the workspace (through packages' re-exports)."""
+def _parsed(ws: Workspace, path: str) -> ast.Module | None:
+    text = ws.read_text_or_none(path)
     try:
-        tree = ast.parse(text)
-    except SyntaxError:
+        return ast.parse(text) if text is not None else None
+    except (SyntaxError, ValueError):
         return None
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            return node, text, path
-    for node in tree.body:
-        if hops >= 4 or not isinstance(node, ast.ImportFrom):
-            continue
-        for alias in node.names:
-            if (alias.asname or alias.name) == name:
-                file = ws.module_file(node.module or "", node.level, path)
-                other = ws.read_text_or_none(file) if file else None
-                if file and other is not None:
-                    return _config_class_node(ws, alias.name, other, file, hops + 1)
-    return None
 
 
 _KEY_VALUE_LINE: Final = re.compile(r"^\s*([A-Za-z_][\w.-]*)\s*[=:]\s*(.*?)\s*$")

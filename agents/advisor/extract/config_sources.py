@@ -292,27 +292,20 @@ def python_assignments(source: str, path: str, arithmetic: bool = False) -> dict
     return out
 
 
-def init_attribute_assignments(source: str, path: str, cls: str) -> dict[str, Value]:
+def init_attribute_assignments(cls: ast.ClassDef, path: str) -> dict[str, Value]:
     """``self.name = <constant arithmetic>`` in class ``cls``'s ``__init__`` (an experiment class as a config:
     YOLOX ``Exp``); the class's bases are the caller's to merge under it."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return {}
     out: dict[str, Value] = {}
-    for node in tree.body:
-        if not (isinstance(node, ast.ClassDef) and node.name == cls):
+    for fn in cls.body:
+        if not (isinstance(fn, ast.FunctionDef) and fn.name == "__init__"):
             continue
-        for fn in node.body:
-            if not (isinstance(fn, ast.FunctionDef) and fn.name == "__init__"):
+        for stmt in ast.walk(fn):
+            if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
                 continue
-            for stmt in ast.walk(fn):
-                if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
-                    continue
-                t = stmt.targets[0]
-                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                    with contextlib.suppress(*_NOT_CONSTANT):
-                        out[t.attr] = Value(_arithmetic(stmt.value), path, stmt.lineno)
+            t = stmt.targets[0]
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                with contextlib.suppress(*_NOT_CONSTANT):
+                    out[t.attr] = Value(_arithmetic(stmt.value), path, stmt.lineno)
     return out
 
 
