@@ -525,7 +525,8 @@ def _library_defaults(ex: Extraction) -> None:
     """The defaults of the training-argument class the job parses (HF ``TrainingArguments``, TRL's ``SFTConfig``,
     ``DPOConfig``, ...), at the lowest priority: a setting, a use site or the command always wins."""
     code = ex.code
-    trl = _TRL_CONFIG_OF.get(ex.launch.trainer_command or "")
+    launch = ex.launch  # `trl dpo` runs the module trl.scripts.dpo: its last part is the objective
+    trl = _TRL_CONFIG_OF.get(launch.module.rsplit(".", 1)[-1]) if launch.launcher == "trl" and launch.module else None
     found = [name for name in _TRL_CONFIGS if re.search(rf"\b{name}\b", code)]
     config = trl or (found[0] if len(found) == 1 else None)
     if config is None and not re.search(r"\b(?:Seq2Seq)?TrainingArguments\b", code):

@@ -64,7 +64,6 @@ class Launch:
     nnodes: int | None = None
     world_size: int | None = None
     entry_suffix: str = ""  # source appended to the script: the call a console script or thin wrapper makes
-    trainer_command: str | None = None  # a trainer CLI's subcommand (`trl dpo`): the objective it trains
 
     @property
     def visible_gpus(self) -> int | None:
@@ -261,7 +260,6 @@ def parse_command(command: str | list[str]) -> Launch:
             _take_flags(after, launch, _LAUNCHER_INT_FLAGS["torchrun" if inner == "torchrun" else "accelerate"])
         elif exe == "trl" and cmd[1:2] and cmd[1] in _TRL_COMMANDS:  # `trl dpo --model_name_or_path ...`
             launch.launcher, launch.module, launch.args = "trl", f"trl.scripts.{cmd[1]}", cmd[2:]
-            launch.trainer_command = cmd[1]
         elif exe == "composer" and len(cmd) > 1:
             launch.launcher = "composer"  # MosaicML Composer's launcher: one process per visible GPU unless -n N
             _script_after(_take_flags(cmd[1:], launch, _LAUNCHER_INT_FLAGS["composer"]), launch)
