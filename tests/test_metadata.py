@@ -681,3 +681,84 @@ def test_trl_cli_library_defaults_deepspeed_zero_flags_and_ldm_targets(tmp_path:
         None,
         "fp32",
     )
+
+
+def test_a_dataset_configuration_and_hf_classification_heads(tmp_path: Path) -> None:
+    """``load_dataset("glue", args.task_name)`` and ``--dataset_config_name``: the configuration is part of the dataset
+    (GLUE's MNLI vs MRPC), a sequence-classification head is a text-classification task (a reward model is not), and
+    a configuration the name already says is not repeated."""
+    (tmp_path / "run_glue.py").write_text(
+        "import argparse\nfrom datasets import load_dataset\n"
+        "from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments\n"
+        "p = argparse.ArgumentParser()\np.add_argument('--model_name_or_path', default='bert-base-uncased')\n"
+        "p.add_argument('--task_name', default='mrpc')\nargs = p.parse_args()\n"
+        "raw = load_dataset('glue', args.task_name)\n"
+        "model = AutoModelForSequenceClassification.from_pretrained(args.model_name_or_path, num_labels=3)\n"
+        "trainer = Trainer(model=model, args=TrainingArguments(output_dir='o'), train_dataset=raw['train'])\n"
+    )
+    mnli = extract_metadata(tmp_path, "python run_glue.py --task_name mnli")
+    assert (mnli.dataset, mnli.task, mnli.model_type) == (
+        "GLUE (mnli)",
+        "text_classification",
+        "encoder_only_transformer",
+    )
+    assert extract_metadata(tmp_path, "python run_glue.py").dataset == "GLUE (mrpc)"
+    (tmp_path / "run_ner.py").write_text(
+        "import argparse\nfrom datasets import load_dataset\nfrom transformers import AutoModelForTokenClassification\n"
+        "p = argparse.ArgumentParser()\np.add_argument('--dataset_name')\np.add_argument('--dataset_config_name')\n"
+        "args = p.parse_args()\nmodel = AutoModelForTokenClassification.from_pretrained('bert-base-cased')\n"
+    )
+    ner = extract_metadata(
+        tmp_path, "python run_ner.py --dataset_name wikitext --dataset_config_name wikitext-103-raw-v1"
+    )
+    assert (ner.dataset, ner.task) == ("WikiText-103 (wikitext-103-raw-v1)", "token_classification")
+    (tmp_path / "reward.py").write_text(
+        "from datasets import load_dataset\nfrom transformers import AutoModelForSequenceClassification\n"
+        "from trl import RewardTrainer\nds = load_dataset('imdb', 'plain_text')\n"
+        "reward_model = AutoModelForSequenceClassification.from_pretrained('gpt2')\n"
+    )
+    rm = extract_metadata(tmp_path, "python reward.py")
+    assert rm.task != "text_classification"
+    assert rm.dataset is not None and "plain_text" not in rm.dataset
+
+
+def test_a_model_zoo_config_name_outranks_the_backbone_its_config_sets(tmp_path: Path) -> None:
+    """``--config-file faster_rcnn_R_50_FPN_1x.yaml`` names a known detector; the ``MODEL.BACKBONE: resnet50`` its base
+    config sets names only the detector's backbone, so it is not the model (nor does it make the task classification)."""
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "Base.yaml").write_text("MODEL:\n  BACKBONE: resnet50\nSOLVER:\n  IMS_PER_BATCH: 16\n")
+    (tmp_path / "configs" / "faster_rcnn_R_50_FPN_1x.yaml").write_text('_BASE_: "Base.yaml"\nSOLVER:\n  MAX_ITER: 90\n')
+    (tmp_path / "train_net.py").write_text(
+        "import argparse\nfrom yacs.config import CfgNode\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--config-file', default='')\np.add_argument('opts', nargs=argparse.REMAINDER)\n"
+        "args = p.parse_args()\ncfg = CfgNode(new_allowed=True)\ncfg.merge_from_file(args.config_file)\n"
+    )
+    md = extract_metadata(tmp_path, "python train_net.py --config-file configs/faster_rcnn_R_50_FPN_1x.yaml")
+    assert (md.model_name, md.model_type, md.task, md.params_millions) == (
+        "faster_rcnn_R_50_FPN_1x",
+        "cnn_detector",
+        "object_detection",
+        41.8,
+    )
+
+
+def test_a_keras_functional_model_is_named_by_its_name_and_tfds_names_the_dataset(tmp_path: Path) -> None:
+    """A factory returning ``keras.Model(inputs, outputs, name="unet")`` trains a U-Net (a segmentation model), and
+    ``tfds.load("oxford_iiit_pet")`` is the dataset TensorFlow Datasets loads."""
+    (tmp_path / "train.py").write_text(
+        "import argparse\nimport keras\nimport tensorflow_datasets as tfds\nfrom keras import layers\n"
+        "def build(size):\n    inputs = keras.Input(shape=(size, size, 3))\n"
+        "    outputs = layers.Conv2D(3, 1)(layers.Conv2D(64, 3)(inputs))\n"
+        "    return keras.Model(inputs, outputs, name='unet')\n"
+        "p = argparse.ArgumentParser()\np.add_argument('--epochs', type=int, default=50)\nargs = p.parse_args()\n"
+        "train = tfds.load('oxford_iiit_pet', split='train')\nmodel = build(256)\n"
+        "model.compile(optimizer='adam')\nmodel.fit(train, epochs=args.epochs)\n"
+    )
+    md = extract_metadata(tmp_path, "python train.py --epochs 5")
+    assert (md.model_name, md.model_type, md.task, md.dataset, md.epochs) == (
+        "unet",
+        "unet",
+        "semantic_segmentation",
+        "Oxford-IIIT Pet",
+        5,
+    )

@@ -50,6 +50,8 @@ _TASK_BY_TYPE: Final = {
 _HF_HEAD_TASKS: Final = (
     ("ForQuestionAnswering", "question_answering_finetuning"),
     ("ForMaskedLM", "masked_language_modeling"),
+    ("ForSequenceClassification", "text_classification"),  # a classification head on a text encoder (GLUE, IMDb)
+    ("ForTokenClassification", "token_classification"),  # a label per token (NER, POS)
     ("ForImageClassification", "image_classification"),
     ("ForSemanticSegmentation", "semantic_segmentation"),
     ("ForObjectDetection", "object_detection"),
@@ -226,8 +228,8 @@ def task_of(model_type: str | None, *, code: str, hints: str, pretrained: bool, 
     if re.search(r"\bSFTTrainer\b", code):
         return "instruction_finetuning"
     for head, task in _HF_HEAD_TASKS:
-        if head in code:
-            return task
+        if head in code and not (head == "ForSequenceClassification" and re.search(r"(?i)reward", code)):
+            return task  # (a sequence classifier scoring rewards serves an RLHF job, not a classification task)
     if model_type in _TASK_BY_TYPE:
         return _TASK_BY_TYPE[model_type]
     low = hints.lower()

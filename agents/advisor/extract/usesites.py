@@ -686,12 +686,17 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         if isinstance(a, ast.Constant) and isinstance(a.value, str):
             named = ast.Constant(f"{family}-{a.value}" if family else a.value)
         yield "model_config", ast.copy_location(named, call), f"{dotted}()"
+    elif name in ("load", "builder") and dotted in ("tfds.load", "tensorflow_datasets.load", "tfds.builder"):
+        if (a := _args_of(call, ("name",), 0)) is not None:  # TensorFlow Datasets: `tfds.load("oxford_iiit_pet")`
+            yield "dataset", a, f"{dotted}()"
     elif (
         name == "load_dataset"
         and (isinstance(call.func, ast.Name) or dotted.startswith("datasets."))
         and (a := _args_of(call, ("path",), 0)) is not None
     ):  # HF datasets' loader (not a task object's `task.load_dataset("valid")`)
         yield "dataset", a, "load_dataset()"
+        if (c := _args_of(call, ("name",), 1)) is not None:  # the dataset's configuration: glue's "mnli"
+            yield "dataset_config", c, "load_dataset(name=)"
     elif name == "autocast" and (a := _args_of(call, ("dtype",))) is not None:
         yield "amp_dtype", a, "autocast(dtype=)"
         if (e := _args_of(call, ("enabled",))) is not None and not _is_false(e):

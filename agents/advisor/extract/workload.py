@@ -256,6 +256,9 @@ def _built_class(resolver: _FunctionResolver, fn: ast.FunctionDef, file: str, de
         if not isinstance(value, ast.Call):
             continue
         callee = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", "")
+        named = next((k.value for k in value.keywords if k.arg == "name" and isinstance(k.value, ast.Constant)), None)
+        if callee in ("Model", "Sequential") and isinstance(named, ast.Constant) and isinstance(named.value, str):
+            return named.value  # Keras' functional API: `keras.Model(inputs, outputs, name="unet")` names the model
         if callee[:1].isupper() and callee not in _WRAPPERS and callee not in _NOT_MODELS:
             return str(callee)
         if isinstance(value.func, ast.Name) and (inner := resolver.imported_function(callee, file)) is not None:
@@ -406,8 +409,10 @@ _WEIGHTS_FILE: Final = re.compile(r"\.(?:pth|pt|ckpt|bin|h5|pkl|npz|safetensors)
 def _known_from_flags(ex: Extraction, *, weights_files: bool = True) -> Value | None:
     """A command-line value that names a known architecture (a config file stem or a model id). A weights file
     (``--basenet vgg16_reducedfc.pth``) names only the backbone it initialises when the job's own model class is
-    known (``weights_files`` false)."""
-    for k, v in ex.values.items():
+    known (``weights_files`` false). A backbone setting names only part of the model, so any other setting's known
+    architecture comes first (``MODEL.BACKBONE: resnet50`` under ``--config-file faster_rcnn_R_50_FPN_1x.yaml``)."""
+    backbone = re.compile(r"backbone|basenet|encoder", re.I)
+    for k, v in sorted(ex.values.items(), key=lambda kv: backbone.search(kv[0].rsplit(".", 1)[-1]) is not None):
         if not re.search(r"model|arch|cfg|config|net|backbone|checkpoint|ckpt|pretrained", k, re.I):
             continue  # a run name that happens to contain "gpt2" names nothing
         if not weights_files and isinstance(v.value, str) and _WEIGHTS_FILE.search(v.value):
@@ -450,7 +455,9 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
         and not _PLACEHOLDER_NAME.fullmatch(u.value.strip())
     ):  # fmt: skip
         prov["dataset"] = FieldSource(file=u.file, line=u.line, path="use")
-        return canonical_dataset(u.value) or u.value
+        cu = ex.uses.get("dataset_config")
+        conf = cu.value if cu and (cu.file, cu.line) == (u.file, u.line) and isinstance(cu.value, str) else ""
+        return _with_config(canonical_dataset(f"{u.value} {conf}") or u.value, conf)
     own: Value | None = None
     for key in _DATASET_KEYS:
         v = ex.get(key)
@@ -471,7 +478,9 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
                 own = v  # the job's own data folder, given on the command line: better than a default in the code
             continue  # a folder or module path that names no known dataset says nothing
         prov["dataset"] = _source(v)
-        return canon or v.value.replace(",", " + ")
+        cv = ex.get("dataset_config_name") if key == "dataset_name" else None  # HF examples' DataTrainingArguments
+        conf = cv.value if cv is not None and isinstance(cv.value, str) else ""
+        return _with_config(canonical_dataset(f"{v.value} {conf}") or v.value.replace(",", " + "), conf)
     if listed := _listed_datasets(ex, prov):
         return listed
     named = " ".join([*ex.launch.args, *ex.sources])  # data paths and config files the command names
@@ -498,6 +507,18 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
     if canon:
         prov["dataset"] = FieldSource(file=ex.launch.script or "README.md")
     return canon
+
+
+def _with_config(name: str, config: str) -> str:
+    """A dataset with the configuration the job picks (``load_dataset("glue", "mnli")``, ``--dataset_config_name
+    mnli``: GLUE's MNLI task, a hundred times the size of its MRPC): "GLUE (mnli)", unless the name already says it."""
+    conf = config.strip()
+    if not conf or len(conf) > 64 or _PLACEHOLDER_NAME.fullmatch(conf) or conf.lower() in ("default", "plain_text"):
+        return name
+    squash = re.compile(r"[^a-z0-9]")
+    if squash.sub("", conf.lower()) in squash.sub("", name.lower()):
+        return name
+    return f"{name} ({conf})"
 
 
 _PLACEHOLDER_NAME: Final = re.compile(
