@@ -106,6 +106,24 @@ def test_estimator_paths() -> None:
     assert none.method == "prior:default" and none.confidence < fb.confidence
 
 
+def test_similar_durations_are_scaled_by_the_work_per_gpu() -> None:
+    """A match that ran the same epochs on 4 GPUs took a quarter of what one GPU needs; the same steps at the same
+    batch per GPU on more GPUs (a larger global batch) take as long; steps of a batch twice as large are twice the
+    work; without comparable lengths nothing is scaled, and no scale leaves its bounds."""
+
+    def p50(new: dict[str, object], old: dict[str, object], gpus: int, old_gpus: int) -> float | None:
+        past = Outcome("p", "u", "vc", "n", old_gpus, 1000.0, "completed", 50.0, 1000.0)
+        return estimate(new, [HistoryMatch(past, 0.99, old)], lambda k, key: None, num_gpus=gpus).duration_p50_s
+
+    assert p50({"epochs": 10}, {"epochs": 10}, 1, 4) == 4000.0
+    assert p50({"epochs": 20}, {"epochs": 10}, 8, 4) == 1000.0
+    same_steps = {"max_steps": 500, "global_batch_size": 32}
+    assert p50({"max_steps": 500, "global_batch_size": 64}, same_steps, 2, 1) == 1000.0  # weak scaling
+    assert p50({"max_steps": 500, "global_batch_size": 64}, same_steps, 1, 1) == 2000.0
+    assert p50({"max_steps": 500}, {"epochs": 3}, 8, 1) == 1000.0  # not comparable: as the match ran
+    assert p50({"epochs": 1000}, {"epochs": 1}, 1, 8) == 64000.0  # bounded
+
+
 def test_trace_import_philly(tmp_path: Path) -> None:
     """The Philly CSV seeds history; re-importing changes nothing; per-cluster fallback follows the data."""
     src = SHARED / "data" / "philly_jobs.csv"

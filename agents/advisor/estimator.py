@@ -1,8 +1,9 @@
 """Duration and GPU-usage estimates from similar past jobs, a QSSF-like fallback, and a global prior.
 
 1. ``similar``: the matched jobs (cosine ≥ threshold) weighted by similarity; when a match
-   planned a different training length (max_steps or epochs), its duration is scaled by the
-   ratio (bounded). Confidence grows with the best score and the number of agreeing matches.
+   planned different work per GPU (another length in max_steps or epochs, another global batch per
+   step, another GPU count), its duration is scaled by the ratio (bounded). Confidence grows
+   with the best score and the number of agreeing matches.
 2. ``fallback``: what a scheduler knows without the code — the same user (or virtual cluster)
    and GPU count, then the same job name — as in QSSF (Hu et al., SC'21): past durations of
    that group, summarised by their median and 90th percentile.
@@ -69,12 +70,27 @@ def _length(meta: dict[str, Any]) -> tuple[str, float] | None:
     return None
 
 
-def _scale(new: dict[str, Any], old: dict[str, Any]) -> float:
-    """How much longer the new job plans to train than the matched one (1.0 when not comparable)."""
+def _batch(meta: dict[str, Any]) -> float | None:
+    v = meta.get("global_batch_size")
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else None
+
+
+def _scale(new: dict[str, Any], old: dict[str, Any], gpus_new: int = 0, gpus_old: int = 0) -> float:
+    """How much longer the new job should run than the matched one (1.0 when not comparable): the ratio of the work
+    each GPU does. Work is the planned length — epochs of the same data, or steps times the global batch when both
+    jobs say it (a step of a larger batch is more work) — and data parallelism splits it over the GPUs, ideally:
+    the same epochs on twice the GPUs take half as long, while the same steps at the same batch per GPU on twice
+    the GPUs (twice the global batch) take as long. GPU counts are the scheduler's (0: unknown, not scaled); when
+    the lengths are not comparable nothing is scaled, as nothing says in what unit the work differs."""
+    ratio = 1.0
     a, b = _length(new), _length(old)
-    if a is None or b is None or a[0] != b[0]:
-        return 1.0
-    return min(10.0, max(0.1, a[1] / b[1]))
+    if a is not None and b is not None and a[0] == b[0]:
+        ratio = a[1] / b[1]
+        if a[0] == "max_steps" and (na := _batch(new)) is not None and (nb := _batch(old)) is not None:
+            ratio *= na / nb
+        if gpus_new > 0 and gpus_old > 0:
+            ratio *= gpus_old / gpus_new
+    return min(64.0, max(1 / 64, ratio))
 
 
 def _early(outcomes: Sequence[Outcome]) -> float:
@@ -113,7 +129,7 @@ def estimate(
 ) -> Estimate:
     """The best estimate the evidence allows, with its method, matched jobs and confidence."""
     if matches:
-        scales = [_scale(metadata, m.metadata) for m in matches]
+        scales = [_scale(metadata, m.metadata, num_gpus, m.outcome.num_gpus) for m in matches]
         durations = [m.outcome.duration_s * s for m, s in zip(matches, scales, strict=True)]
         weights = [max(1e-3, m.score - 0.5) for m in matches]
         util, mem = _usage([m.outcome for m in matches])
@@ -124,7 +140,7 @@ def estimate(
         scaled = [m.outcome.job_id for m, s in zip(matches, scales, strict=True) if s != 1.0]
         why = f"{len(matches)} similar past job(s), best {matches[0].outcome.job_id} (cosine {matches[0].score:.3f})"
         if scaled:
-            why += f"; durations scaled by planned training length for {', '.join(scaled)}"
+            why += f"; durations scaled by the planned work per GPU for {', '.join(scaled)}"
         return Estimate(
             duration_p50_s=round(p50, 1),
             duration_p90_s=round(p90, 1),
