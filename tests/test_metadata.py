@@ -762,3 +762,35 @@ def test_a_keras_functional_model_is_named_by_its_name_and_tfds_names_the_datase
         "Oxford-IIIT Pet",
         5,
     )
+
+
+def test_ml_collections_get_config_a_base_model_registry_and_split_named_data_files(tmp_path: Path) -> None:
+    """``--config=configs/default.py`` whose ``get_config()`` fills a ``ConfigDict`` gives its settings; an ``arch.type``
+    naming a class derived from the project's ``BaseModel`` is that model; a data file named only by its split
+    (``data/e2e/train.jsonl``) is named by its folder, unless the folder is a generic one."""
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "default.py").write_text(
+        "import ml_collections\ndef get_config():\n  config = ml_collections.ConfigDict()\n  config.model = 'ResNet50'\n"
+        "  config.num_epochs = 100.0\n  config.learning_rate = 0.1\n  return config\n"
+    )
+    (tmp_path / "main.py").write_text(
+        "from absl import app, flags\nfrom ml_collections import config_flags\n"
+        "config_flags.DEFINE_config_file('config', None, 'config')\n"
+    )
+    md = extract_metadata(tmp_path, "python main.py --workdir=./out --config=configs/default.py")
+    assert (md.model_name, md.params_millions, md.epochs, md.learning_rate) == ("ResNet50", 25.6, 100, 0.1)
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "model.py").write_text(
+        "import torch.nn as nn\nfrom base import BaseModel\nclass MnistModel(BaseModel):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(320, 10)\n"
+    )
+    (tmp_path / "config.json").write_text('{"arch": {"type": "MnistModel", "args": {}}, "trainer": {"epochs": 3}}')
+    (tmp_path / "train.py").write_text(
+        "import argparse\nimport model.model as module_arch\np = argparse.ArgumentParser()\n"
+        "p.add_argument('-c', '--config')\np.add_argument('--train_data')\nargs = p.parse_args()\n"
+    )
+    reg = extract_metadata(tmp_path, "python train.py -c config.json --train_data ./data/e2e/train.jsonl")
+    assert (reg.model_name, reg.params_millions, reg.dataset) == ("MnistModel", 0.00321, "e2e")
+    assert extract_metadata(tmp_path, "python train.py -c config.json --train_data data/train.jsonl").dataset == (
+        "train.jsonl"
+    )

@@ -321,7 +321,10 @@ def config_tree_assignments(source: str, path: str) -> dict[str, Value]:
         return {}
     aliases: dict[str, str] = {}
     roots: set[str] = set()  # `_C = CN()`: a config tree whose top-level keys are settings too (`_C.AMP_ENABLE`)
-    for stmt in tree.body:  # module level only: a class's default-config function builds its own small tree
+    # Module level, and the body of a module-level `get_config()` (the function ml_collections' config_flags call in a
+    # `--config=file.py`), only: a class's default-config function builds its own small tree.
+    bodies = [s for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "get_config" for s in f.body]
+    for stmt in [*tree.body, *bodies]:
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
             func = stmt.value.func
             if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) in _TREE_TYPES:

@@ -376,8 +376,8 @@ def _model_from_type_setting(
         ):
             named_module = (stem, mod.group(1), file)
         m = pattern.search(text) if text else None
-        if m is None or ("Module" not in m.group(2) and not re.search(r"\b(?:Net|Model|Arch)\b", m.group(2))):
-            continue
+        if m is None or ("Module" not in m.group(2) and not re.search(r"(?:Net|Model|Arch)\b", m.group(2))):
+            continue  # (a base class named as a network: `Net`, `BaseModel`, `GANArch`)
         cls = m.group(1)
         key, v = wanted.get(cls) or folded[cls.lower()]
         prefix = key.rsplit(".", 1)[0] if "." in key else ""
@@ -472,7 +472,7 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
             and (key.endswith(("_path", "_files", "_file", "_data")) or "/" in v.value)
         ):
             prov["dataset"] = _source(v)
-            return v.value.rstrip("/").rsplit("/", 1)[-1]  # a data file: its name is all the job says
+            return _data_file_name(v.value)  # a data file: its name is all the job says
         if canon is None and (key.endswith(("_target_", "_files", "_file", "_path", "_dir")) or "/" in v.value):
             if v.source == "command" and own is None and not key.endswith("_target_") and "${" not in v.value:
                 own = v  # the job's own data folder, given on the command line: better than a default in the code
@@ -507,6 +507,19 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
     if canon:
         prov["dataset"] = FieldSource(file=ex.launch.script or "README.md")
     return canon
+
+
+_SPLIT_FILE: Final = re.compile(r"(?i)(?:train|training|valid|validation|val|dev|test)(?:[-_.]\w+)?\.\w+")
+_GENERIC_DIRS: Final = frozenset({"", ".", "..", "data", "dataset", "datasets", "input", "inputs", "processed", "raw"})
+
+
+def _data_file_name(path: str) -> str:
+    """A data file's name, or — when the file is only a split (``data/e2e/train.jsonl``) — the folder that holds it
+    ("e2e"), unless that folder is a generic one too (``data/train.jsonl``)."""
+    parts = path.rstrip("/").split("/")
+    if len(parts) >= 2 and _SPLIT_FILE.fullmatch(parts[-1]) and parts[-2].lower() not in _GENERIC_DIRS:
+        return parts[-2]
+    return parts[-1]
 
 
 def _with_config(name: str, config: str) -> str:
