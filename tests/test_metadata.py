@@ -794,3 +794,32 @@ def test_ml_collections_get_config_a_base_model_registry_and_split_named_data_fi
     assert extract_metadata(tmp_path, "python train.py -c config.json --train_data data/train.jsonl").dataset == (
         "train.jsonl"
     )
+
+
+def test_a_self_attention_class_makes_a_transformer_and_a_character_vocabulary_sizes_it(tmp_path: Path) -> None:
+    """A model whose blocks build the job's own ``CausalSelfAttention`` is a transformer (a language model, not an
+    MLP); a vocabulary made of the characters of the texts (``set(''.join(words))``) sizes its embedding, and the
+    ``--input-file`` it reads is its data."""
+    (tmp_path / "makemore.py").write_text(
+        "import argparse\nimport torch\nimport torch.nn as nn\n"
+        "class CausalSelfAttention(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+        "        self.c_attn = nn.Linear(n, 3 * n)\n        self.c_proj = nn.Linear(n, n)\n"
+        "class Block(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+        "        self.attn = CausalSelfAttention(n)\n        self.mlp = nn.Linear(n, 4 * n)\n"
+        "class Transformer(nn.Module):\n    def __init__(self, n_layer, n_embd):\n        super().__init__()\n"
+        "        self.h = nn.ModuleList([Block(n_embd) for _ in range(n_layer)])\n"
+        "        self.lm_head = nn.Linear(n_embd, 27, bias=False)\n"
+        "p = argparse.ArgumentParser()\np.add_argument('--input-file', '-i', default='names.txt')\n"
+        "p.add_argument('--n-layer', type=int, default=4)\np.add_argument('--n-embd', type=int, default=64)\n"
+        "p.add_argument('--learning-rate', type=float, default=5e-4)\nargs = p.parse_args()\n"
+        "words = open(args.input_file).read().splitlines()\nchars = sorted(list(set(''.join(words))))\n"
+        "model = Transformer(args.n_layer, args.n_embd)\n"
+        "optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate)\n"
+    )
+    md = extract_metadata(tmp_path, "python makemore.py -i names.txt")
+    assert (md.model_type, md.task, md.params_millions, md.dataset) == (
+        "decoder_only_transformer",
+        "language_modeling",
+        0.2,
+        "names.txt",
+    )

@@ -67,7 +67,11 @@ def _datasets() -> tuple[tuple[re.Pattern[str], str], ...]:
 
 
 _LAYER_KINDS: Final = (
-    (r"(?:Multihead)?Attention|TransformerEncoder|TransformerDecoder|scaled_dot_product", "transformer"),
+    # (a class of the job's named for self-attention — minGPT's `CausalSelfAttention` — is a transformer's layer)
+    (
+        r"(?:Multihead)?Attention|\w*SelfAttention|TransformerEncoder|TransformerDecoder|scaled_dot_product",
+        "transformer",
+    ),
     # 2-D normalisation and pooling only follow feature maps: convolutions, even when a helper builds them
     (
         r"Conv[123]d|ConvTranspose[123]d|(?:Batch|Instance)Norm[23]d|(?:Max|Avg|AdaptiveAvg|AdaptiveMax)Pool[23]d",

@@ -41,7 +41,7 @@ _DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", 
                         "data_folder",
                         "train_ann_file", "data.train.dataset.type", "train_dataloader.dataset.type",
                         "train_dataloader.dataset.dataset.type", "MIXTURE_OR_TASK_NAME",
-                        "mixture_or_task_name")  # fmt: skip
+                        "mixture_or_task_name", "input_file")  # fmt: skip
 # Dataset wrappers of OpenMMLab configs: the dataset they wrap is the one trained on.
 _DATASET_WRAPPERS: Final = re.compile(r"(?:Repeat|Concat|ClassBalanced|MultiImageMix)Dataset")
 
@@ -82,6 +82,10 @@ def _params_from_name(name: str, pattern: re.Pattern[str] = _SIZE_TOKEN) -> floa
         return None
     n = float(m.group(1))
     return n * 1000 if m.group(2).upper() == "B" else n
+
+
+# A vocabulary of the characters of all the texts: `set(''.join(words))`.
+_CHAR_VOCAB: Final = re.compile(r"""\bset\(\s*(?:''|"")\.join\(""")
 
 
 def _gpt_params(ex: Extraction, *, char_level: bool = False) -> float | None:
@@ -571,7 +575,8 @@ def _params(
         params is None and model_type in (None, "decoder_only_transformer")
         and ex.get("n_layer", "num_layers", "num_hidden_layers", "n_layers") is not None
     ):  # fmt: skip
-        params = _gpt_params(ex, char_level="char" in (dataset or "").lower())  # a GPT's shape (not an LSTM's)
+        char_level = "char" in (dataset or "").lower() or _CHAR_VOCAB.search(ex.code) is not None
+        params = _gpt_params(ex, char_level=char_level)  # a GPT's shape (not an LSTM's)
     if params is None and count:
         params = float(f"{count / 1e6:.3g}") if count < 1e6 else round(count / 1e6, 1)
     return params
