@@ -823,3 +823,24 @@ def test_a_self_attention_class_makes_a_transformer_and_a_character_vocabulary_s
         0.2,
         "names.txt",
     )
+
+
+def test_settings_a_config_function_returns_reach_the_consumers_through_the_functions_they_are_handed_to(
+    tmp_path: Path,
+) -> None:
+    """``config = get_config()`` (a function of another module returning a dict literal, with constant arithmetic),
+    handed to ``train_model(config)`` and on to ``get_ds(config)``: the loader's batch, the optimizer's rate and the
+    epoch loop's bound are the dict's values."""
+    (tmp_path / "config.py").write_text(
+        "def get_config():\n    return {'batch_size': 8, 'num_epochs': 20, 'lr': 10**-4, 'datasource': 'opus_books'}\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom torch.utils.data import DataLoader\nfrom config import get_config\n"
+        "def get_ds(config):\n    return DataLoader(ds, batch_size=config['batch_size'], shuffle=True)\n"
+        "def train_model(config):\n    loader = get_ds(config)\n"
+        "    optimizer = torch.optim.Adam(model.parameters(), lr=config['lr'], eps=1e-9)\n"
+        "    for epoch in range(0, config['num_epochs']):\n        pass\n"
+        "if __name__ == '__main__':\n    config = get_config()\n    train_model(config)\n"
+    )
+    md = extract_metadata(tmp_path, "python train.py")
+    assert (md.batch_size_per_device, md.epochs, md.learning_rate) == (8, 20, 1e-4)

@@ -22,6 +22,7 @@ Nothing is executed; work is bounded by the extraction budget and a recursion de
 from __future__ import annotations
 
 import ast
+import contextlib
 import operator
 import re
 from collections.abc import Callable, Iterator
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from schedmate.agents.advisor.extract.budget import charge_nodes
-from schedmate.agents.advisor.extract.config_sources import Value, flag_values, load_structured
+from schedmate.agents.advisor.extract.config_sources import Value, _arithmetic, flag_values, load_structured
 from schedmate.agents.advisor.extract.workspace import Workspace
 
 __all__ = ["Use", "find_uses"]
@@ -512,6 +513,10 @@ class _Resolver:
             return _UNKNOWN
         if name in ("get_world_size", "world_size") and self.world_size is not None:
             return self.world_size  # the processes the launcher starts (torchrun --nproc_per_node x nodes)
+        if isinstance(node.func, ast.Name) and not args and not node.keywords:  # `config = get_config()`
+            fn = self.functions.get(name) or _imported_function(self.ws, self, name, self.file)
+            if isinstance(fn, ast.FunctionDef) and (returned := _returned_dict(fn)) is not None:
+                return returned
         return _UNKNOWN
 
     def _load_file(self, arg: ast.expr | None, scope: _Scope, line: int, depth: int) -> Any:
@@ -541,6 +546,22 @@ class _Resolver:
                     ):  # fmt: skip
                         return self.value(item.context_expr.args[0], scope, line, depth)
         return _UNKNOWN
+
+
+def _returned_dict(fn: ast.FunctionDef) -> dict[str, Any] | None:
+    """The settings a function without parameters returns as one dict literal (``def get_config(): return {"lr":
+    10**-4, ...}``): its entries whose values are literals or constant arithmetic."""
+    if fn.args.args or fn.args.posonlyargs or fn.args.kwonlyargs:
+        return None
+    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    if len(returns) != 1 or not isinstance(returns[0].value, ast.Dict):
+        return None
+    out: dict[str, Any] = {}
+    for k, v in zip(returns[0].value.keys, returns[0].value.values, strict=False):
+        if isinstance(k, ast.Constant) and isinstance(k.value, str):
+            with contextlib.suppress(ValueError, TypeError, SyntaxError, ArithmeticError, RecursionError, MemoryError):
+                out[k.value] = _arithmetic(v)
+    return out
 
 
 def _literal(node: ast.expr) -> Any:
