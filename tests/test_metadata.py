@@ -844,3 +844,22 @@ def test_settings_a_config_function_returns_reach_the_consumers_through_the_func
     )
     md = extract_metadata(tmp_path, "python train.py")
     assert (md.batch_size_per_device, md.epochs, md.learning_rate) == (8, 20, 1e-4)
+
+
+def test_a_constant_of_a_module_the_script_imports_bounds_the_epoch_loop(tmp_path: Path) -> None:
+    """``from conf import settings`` then ``range(1, settings.EPOCH + 1)``: the module's literal constant is read
+    (``import config as C`` likewise); a name the module does not define stays unknown."""
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "__init__.py").write_text("")
+    (tmp_path / "conf" / "settings.py").write_text("EPOCH = 200\nMILESTONES = [60, 120, 160]\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom conf import settings\nfor epoch in range(1, settings.EPOCH + 1):\n    train(epoch)\n"
+    )
+    assert extract_metadata(tmp_path, "python train.py").epochs == 200
+    (tmp_path / "config.py").write_text("LR = 3e-4\n")
+    (tmp_path / "other.py").write_text(
+        "import torch\nimport config as C\noptimizer = torch.optim.Adam(model.parameters(), lr=C.LR)\n"
+        "for epoch in range(C.EPOCHS):\n    pass\n"
+    )
+    md = extract_metadata(tmp_path, "python other.py")
+    assert (md.learning_rate, md.epochs) == (3e-4, None)

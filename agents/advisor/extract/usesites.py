@@ -450,8 +450,30 @@ class _Resolver:
             return self.cli.get(node.attr, _UNKNOWN)
         if isinstance(base, dict):
             return base.get(node.attr, _UNKNOWN)
+        if isinstance(node.value, ast.Name) and (module := self._module_of(node.value.id)) is not None:
+            return self._imported_constant(node.attr, module, 1)  # `from conf import settings`: settings.EPOCH
         path = _access_path(node)
         return self._setting(path) if path else _UNKNOWN
+
+    def _module_of(self, name: str) -> str | None:
+        """The workspace file of a module the entry script imports under ``name`` (``from conf import settings``,
+        ``import settings``, ``import config as C``), or None."""
+        tree = self.module.node
+        for node in tree.body if isinstance(tree, ast.Module) else []:
+            if isinstance(node, ast.ImportFrom):
+                for a in node.names:
+                    if (a.asname or a.name) == name and a.name != "*":
+                        dotted = f"{node.module}.{a.name}" if node.module else a.name
+                        path = self.ws.module_file(dotted, node.level, self.file)
+                        if path is not None and path != self.file:
+                            return path
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if (a.asname or a.name) == name and "." not in a.name:
+                        path = self.ws.module_file(a.name, 0, self.file)
+                        if path is not None and path != self.file:
+                            return path
+        return None
 
     def _split_per_process(self, rhs: ast.expr, scope: _Scope, line: int, depth: int) -> Any:
         """``int(args.batch_size / ngpus_per_node)``: a whole divided by a process count that cannot be told (the
