@@ -205,6 +205,9 @@ def test_identity_rules() -> None:
     assert canonical_dataset("HuggingFaceH4/ultrafeedback_binarized") == "UltraFeedback binarized"
     assert canonical_dataset("openbmb/UltraFeedback") == "UltraFeedback"
     assert canonical_dataset("databricks/databricks-dolly-15k") == "Dolly 15k"
+    # a name inside an identifier joined by underscores; not a longer word or a numbered subset
+    assert canonical_dataset("coco_5_cap_per_img_5_min_word_freq") == canonical_dataset("coco_2017_train") == "COCO"
+    assert canonical_dataset("cocoa_beans") is None and canonical_dataset("coco128.yaml") == "COCO128"
 
 
 def test_hf_script_from_pretrained_and_structure(tmp_path: Path) -> None:

@@ -863,3 +863,16 @@ def test_a_constant_of_a_module_the_script_imports_bounds_the_epoch_loop(tmp_pat
     )
     md = extract_metadata(tmp_path, "python other.py")
     assert (md.learning_rate, md.epochs) == (3e-4, None)
+
+
+def test_a_data_loader_type_setting_names_its_dataset(tmp_path: Path) -> None:
+    """``"data_loader": {"type": "MnistDataLoader"}`` in the job's JSON config names MNIST (a data section's class,
+    as ``data.train.type`` does); a model section's ``type`` names no dataset."""
+    (tmp_path / "config.json").write_text(
+        '{"arch": {"type": "CifarNet"}, "data_loader": {"type": "MnistDataLoader", "args": {"batch_size": 128}}}'
+    )
+    (tmp_path / "train.py").write_text(
+        "import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument('-c', '--config')\n"
+        "args = p.parse_args()\n"
+    )
+    assert extract_metadata(tmp_path, "python train.py -c config.json").dataset == "MNIST"

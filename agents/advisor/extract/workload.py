@@ -494,7 +494,7 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
     for key, v in ex.values.items():  # a known dataset named by any data setting (`data_local: ./my-copy-c4`)
         leaf = key.rsplit(".", 1)[-1].lower()
         if (
-            "data" in leaf
+            ("data" in leaf or (leaf in ("type", "name") and "data" in key.lower()))  # `data_loader.type: MnistLoader`
             and isinstance(v.value, str)
             and not _EVAL_KEY.search(key)
             and (c := canonical_dataset(v.value))
