@@ -876,3 +876,23 @@ def test_a_data_loader_type_setting_names_its_dataset(tmp_path: Path) -> None:
         "args = p.parse_args()\n"
     )
     assert extract_metadata(tmp_path, "python train.py -c config.json").dataset == "MNIST"
+
+
+def test_a_language_model_started_from_pretrained_weights_is_fine_tuned(tmp_path: Path) -> None:
+    """A GPT built by the job and handed ``--init_checkpoint gpt2-medium.bin`` fine-tunes a pretrained model; the same
+    script from scratch (no checkpoint) trains a language model, and ``--resume`` is not a pretrained start."""
+    (tmp_path / "model.py").write_text(
+        "import torch.nn as nn\nclass CausalSelfAttention(nn.Module):\n    pass\nclass GPT2LMModel(nn.Module):\n"
+        "    def __init__(self, n):\n        super().__init__()\n        self.attn = CausalSelfAttention()\n"
+        "        self.head = nn.Linear(n, 50257)\n"
+    )
+    (tmp_path / "gpt2_ft.py").write_text(
+        "import argparse\nimport torch\nfrom model import GPT2LMModel\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--init_checkpoint', default=None)\np.add_argument('--resume', default=None)\n"
+        "args = p.parse_args()\nlm_net = GPT2LMModel(1024)\n"
+        "optimizer = torch.optim.AdamW(lm_net.parameters(), lr=2e-4)\n"
+    )
+    tuned = extract_metadata(tmp_path, "python gpt2_ft.py --init_checkpoint ./pretrained/gpt2-medium-pytorch_model.bin")
+    assert (tuned.model_type, tuned.task) == ("decoder_only_transformer", "language_model_finetuning")
+    assert extract_metadata(tmp_path, "python gpt2_ft.py").task == "language_modeling"
+    assert extract_metadata(tmp_path, "python gpt2_ft.py --resume out/last.pt").task == "language_modeling"

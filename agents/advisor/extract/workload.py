@@ -517,6 +517,24 @@ _SPLIT_FILE: Final = re.compile(r"(?i)(?:train|training|valid|validation|val|dev
 _GENERIC_DIRS: Final = frozenset({"", ".", "..", "data", "dataset", "datasets", "input", "inputs", "processed", "raw"})
 
 
+_INIT_KEY: Final = re.compile(
+    r"(?:^|[._])(?:init_checkpoint|init_from|init_weights|pretrained(?:_(?:path|weights|model|checkpoint|ckpt))?|"
+    r"load_pretrained|load_from)$",
+    re.I,
+)
+
+
+def _starts_from_weights(ex: Extraction) -> bool:
+    """Whether a setting hands the job pretrained weights to start from (``--init_checkpoint gpt2-medium.bin``,
+    ``load_from``), so that it fine-tunes; resuming its own run is not that."""
+    for key, v in ex.values.items():
+        if _INIT_KEY.search(key) and (
+            v.value is True or (isinstance(v.value, str) and v.value.strip().lower() not in _SCRATCH)
+        ):
+            return True
+    return False
+
+
 def _data_file_name(path: str) -> str:
     """A data file's name, or — when the file is only a split (``data/e2e/train.jsonl``) — the folder that holds it
     ("e2e"), unless that folder is a generic one too (``data/train.jsonl``)."""
@@ -723,7 +741,7 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
         ident.model_type,
         code=ex.code,
         hints=f"{title} {ident.dataset or ''} {ident.model_name or ''}",
-        pretrained=pretrained is not None,
+        pretrained=pretrained is not None or _starts_from_weights(ex),
         stage=str(stage.value) if stage is not None else None,
     )
     if ident.model_type is None and pretrained is not None and ident.task in _CAUSAL_LM_TASKS:
