@@ -896,3 +896,16 @@ def test_a_language_model_started_from_pretrained_weights_is_fine_tuned(tmp_path
     assert (tuned.model_type, tuned.task) == ("decoder_only_transformer", "language_model_finetuning")
     assert extract_metadata(tmp_path, "python gpt2_ft.py").task == "language_modeling"
     assert extract_metadata(tmp_path, "python gpt2_ft.py --resume out/last.pt").task == "language_modeling"
+
+
+def test_fire_with_a_dict_of_commands_exposes_each_command_s_defaults(tmp_path: Path) -> None:
+    """``fire.Fire({"run": run})`` (PyTorch-Ignite's examples): ``main.py run --learning_rate 0.2`` runs ``run`` with
+    its defaults and the flags given."""
+    (tmp_path / "main.py").write_text(
+        "import fire\nimport torch\n"
+        "def run(model: str = 'resnet18', batch_size: int = 512, num_epochs: int = 24, learning_rate: float = 0.4):\n"
+        "    pass\n"
+        "if __name__ == '__main__':\n    fire.Fire({'run': run})\n"
+    )
+    md = extract_metadata(tmp_path, "python main.py run --learning_rate 0.2")
+    assert (md.model_name, md.epochs, md.learning_rate, md.batch_size_per_device) == ("resnet18", 24, 0.2, 512)

@@ -31,6 +31,7 @@ __all__ = [
     "ArgSpec",
     "Value",
     "argparse_specs",
+    "cli_targets",
     "flag_values",
     "flatten",
     "gin_values",
@@ -650,6 +651,15 @@ def class_defaults(cls: ast.ClassDef, path: str) -> dict[str, Value]:
     return out
 
 
+def cli_targets(arg: ast.expr) -> list[str]:
+    """The functions a CLI call exposes: ``fire.Fire(train)``, or each command of ``fire.Fire({"run": run})``."""
+    if isinstance(arg, ast.Name):
+        return [arg.id]
+    if isinstance(arg, ast.Dict):
+        return [v.id for v in arg.values if isinstance(v, ast.Name)]
+    return []
+
+
 def cli_function_defaults(source: str, path: str) -> dict[str, Value]:
     """Parameter defaults of the functions ``fire.Fire(f)`` / ``typer.run(f)`` / jsonargparse ``CLI(f)`` expose as the
     command line."""
@@ -658,10 +668,11 @@ def cli_function_defaults(source: str, path: str) -> dict[str, Value]:
     except (SyntaxError, ValueError):
         return {}
     targets = {
-        n.args[0].id
+        name
         for n in ast.walk(tree)
-        if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name)
+        if isinstance(n, ast.Call) and n.args
         and ast.unparse(n.func) in ("fire.Fire", "Fire", "typer.run", "CLI", "jsonargparse.CLI", "auto_cli")
+        for name in cli_targets(n.args[0])
     }  # fmt: skip
     out: dict[str, Value] = {}
     for node in tree.body:

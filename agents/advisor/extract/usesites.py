@@ -30,7 +30,13 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from schedmate.agents.advisor.extract.budget import charge_nodes
-from schedmate.agents.advisor.extract.config_sources import Value, _arithmetic, flag_values, load_structured
+from schedmate.agents.advisor.extract.config_sources import (
+    Value,
+    _arithmetic,
+    cli_targets,
+    flag_values,
+    load_structured,
+)
 from schedmate.agents.advisor.extract.workspace import Workspace
 
 __all__ = ["Use", "find_uses"]
@@ -213,9 +219,7 @@ class _Resolver:
         if name in ("Fire", "run", "CLI", "auto_cli") and _dotted(node.func) in (
             "fire.Fire", "Fire", "typer.run", "CLI", "jsonargparse.CLI", "auto_cli", "jsonargparse.auto_cli"
         ) and node.args:  # fmt: skip
-            target = node.args[0]
-            if isinstance(target, ast.Name):
-                self.entry_points.add(target.id)
+            self.entry_points.update(cli_targets(node.args[0]))  # `fire.Fire(train)`, `fire.Fire({"run": run})`
 
     # --- evaluation ------------------------------------------------------------------------------
     def value(self, node: ast.expr | None, scope: _Scope, line: int, depth: int = 0) -> Any:
