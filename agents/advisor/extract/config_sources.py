@@ -32,6 +32,7 @@ __all__ = [
     "Value",
     "argparse_specs",
     "cli_targets",
+    "constant_arithmetic",
     "flag_values",
     "flatten",
     "gin_values",
@@ -249,15 +250,15 @@ _OPS: Final = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.
 _NOT_CONSTANT: Final = (ValueError, TypeError, SyntaxError, ZeroDivisionError, OverflowError, RecursionError)
 
 
-def _arithmetic(node: ast.AST) -> Any:
+def constant_arithmetic(node: ast.AST) -> Any:
     """A literal or constant arithmetic expression (5 * 8, 6e-4 / 10); anything else raises ValueError."""
     if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-        left, right = _arithmetic(node.left), _arithmetic(node.right)
+        left, right = constant_arithmetic(node.left), constant_arithmetic(node.right)
         if isinstance(left, (int, float)) and isinstance(right, (int, float)) and abs(right) < 1e6:
             return _OPS[type(node.op)](left, right)
         raise ValueError("not arithmetic")
     if isinstance(node, ast.IfExp):  # `a if <capability test> else b`: the preferred branch
-        return _arithmetic(node.body)
+        return constant_arithmetic(node.body)
     return ast.literal_eval(node)
 
 
@@ -285,7 +286,7 @@ def python_assignments(source: str, path: str, arithmetic: bool = False) -> dict
                 with contextlib.suppress(
                     ValueError, TypeError, SyntaxError, ZeroDivisionError, OverflowError, RecursionError
                 ):
-                    out[t.id] = Value(_arithmetic(value), path, node.lineno)
+                    out[t.id] = Value(constant_arithmetic(value), path, node.lineno)
                 continue
             v = _literal(value)
             if v is not None or (isinstance(value, ast.Constant) and value.value is None):
@@ -306,7 +307,7 @@ def init_attribute_assignments(cls: ast.ClassDef, path: str) -> dict[str, Value]
             t = stmt.targets[0]
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                 with contextlib.suppress(*_NOT_CONSTANT):
-                    out[t.attr] = Value(_arithmetic(stmt.value), path, stmt.lineno)
+                    out[t.attr] = Value(constant_arithmetic(stmt.value), path, stmt.lineno)
     return out
 
 
@@ -353,7 +354,7 @@ def config_tree_assignments(source: str, path: str) -> dict[str, Value]:
         if len(parts) < 2 and not (root in roots and root not in aliases):
             continue
         with contextlib.suppress(ValueError, TypeError, SyntaxError, ZeroDivisionError, OverflowError, RecursionError):
-            out[".".join(parts)] = Value(_arithmetic(node.value), path, node.lineno)
+            out[".".join(parts)] = Value(constant_arithmetic(node.value), path, node.lineno)
     return out
 
 

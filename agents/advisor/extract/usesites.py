@@ -32,8 +32,8 @@ from typing import Any, Final
 from schedmate.agents.advisor.extract.budget import charge_nodes
 from schedmate.agents.advisor.extract.config_sources import (
     Value,
-    _arithmetic,
     cli_targets,
+    constant_arithmetic,
     flag_values,
     load_structured,
 )
@@ -135,6 +135,7 @@ class _Resolver:
         self._modules: dict[str, ast.Module | None] = {}  # workspace module path → parsed (once)
         self._helpers: dict[str, ast.FunctionDef | None] = {}  # imported name → its definition (once)
         self._imports: dict[str, tuple[str, int, str]] | None = None  # local name → (module, level, name there)
+        self._module_files: dict[str, str | None] = {}  # local name → the workspace module it names (once)
         self._scope_lines: dict[int, _Scope] = {}  # line → innermost function scope (once)
         self._index(tree, self.module)
 
@@ -459,25 +460,32 @@ class _Resolver:
         path = _access_path(node)
         return self._setting(path) if path else _UNKNOWN
 
+    def imports(self) -> dict[str, tuple[str, int, str]]:
+        """Every name the entry script imports, mapped once (the first wins): ``from M import a as b`` → ``b: (M,
+        level, a)``; ``import m as n`` → ``n: ("", -1, m)``."""
+        if self._imports is None:
+            self._imports = {}
+            for node in ast.walk(self.module.node):
+                if isinstance(node, ast.ImportFrom):
+                    for a in node.names:
+                        self._imports.setdefault(a.asname or a.name, (node.module or "", node.level, a.name))
+                elif isinstance(node, ast.Import):
+                    for a in node.names:
+                        if "." not in a.name:
+                            self._imports.setdefault(a.asname or a.name, ("", -1, a.name))
+        return self._imports
+
     def _module_of(self, name: str) -> str | None:
         """The workspace file of a module the entry script imports under ``name`` (``from conf import settings``,
-        ``import settings``, ``import config as C``), or None."""
-        tree = self.module.node
-        for node in tree.body if isinstance(tree, ast.Module) else []:
-            if isinstance(node, ast.ImportFrom):
-                for a in node.names:
-                    if (a.asname or a.name) == name and a.name != "*":
-                        dotted = f"{node.module}.{a.name}" if node.module else a.name
-                        path = self.ws.module_file(dotted, node.level, self.file)
-                        if path is not None and path != self.file:
-                            return path
-            elif isinstance(node, ast.Import):
-                for a in node.names:
-                    if (a.asname or a.name) == name and "." not in a.name:
-                        path = self.ws.module_file(a.name, 0, self.file)
-                        if path is not None and path != self.file:
-                            return path
-        return None
+        ``import settings``, ``import config as C``), or None (looked up once)."""
+        if name not in self._module_files:
+            path = None
+            if (imported := self.imports().get(name)) is not None and imported[2] != "*":
+                module, level, real = imported
+                dotted = f"{module}.{real}" if module else real
+                path = self.ws.module_file(dotted, max(level, 0), self.file)
+            self._module_files[name] = path if path != self.file else None
+        return self._module_files[name]
 
     def _split_per_process(self, rhs: ast.expr, scope: _Scope, line: int, depth: int) -> Any:
         """``int(args.batch_size / ngpus_per_node)``: a whole divided by a process count that cannot be told (the
@@ -586,7 +594,7 @@ def _returned_dict(fn: ast.FunctionDef) -> dict[str, Any] | None:
     for k, v in zip(returns[0].value.keys, returns[0].value.values, strict=False):
         if isinstance(k, ast.Constant) and isinstance(k.value, str):
             with contextlib.suppress(ValueError, TypeError, SyntaxError, ArithmeticError, RecursionError, MemoryError):
-                out[k.value] = _arithmetic(v)
+                out[k.value] = constant_arithmetic(v)
     return out
 
 
@@ -1008,14 +1016,8 @@ def _imported_trees(ws: Workspace, r: _Resolver, file: str) -> Iterator[tuple[st
 def _imported_function(ws: Workspace, r: _Resolver, name: str, file: str) -> ast.FunctionDef | None:
     """The definition of ``name`` imported into the entry script from a workspace module (looked up once)."""
     if name not in r._helpers:
-        if r._imports is None:  # every `from M import a as b` of the entry script, mapped once (the first wins)
-            r._imports = {}
-            for node in ast.walk(r.module.node):
-                if isinstance(node, ast.ImportFrom):
-                    for a in node.names:
-                        r._imports.setdefault(a.asname or a.name, (node.module or "", node.level, a.name))
         r._helpers[name] = None
-        if (imported := r._imports.get(name)) is not None:
+        if (imported := r.imports().get(name)) is not None and imported[1] >= 0:
             module, level, real = imported
             path = ws.module_file(module, level, file)
             mod = r.parsed(path) if path else None
