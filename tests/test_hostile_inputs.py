@@ -546,3 +546,20 @@ def test_the_version_cache_file_stays_bounded(tmp_path: Path) -> None:
     again = VersionCache(path, max_entries=100)
     entry, _ = again.lookup("/w", "python train.py --seed 9999")
     assert entry is not None and entry.metadata.max_steps == 10_000
+
+
+def test_a_huge_power_in_a_config_is_refused_quickly_and_the_rest_is_read(tmp_path: Path) -> None:
+    """A job's config function (or config file) may hold ``99999**999999``: evaluating it would cost seconds of CPU
+    and megabytes per entry, so it is not a setting; the other entries are still read, within a second."""
+    (tmp_path / "config.py").write_text(
+        "def get_config():\n    return {'lr': 99999**999999, 'x': 7**999999, 'batch_size': 8}\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom torch.utils.data import DataLoader\nfrom config import get_config\n"
+        "config = get_config()\nloader = DataLoader(ds, batch_size=config['batch_size'], shuffle=True)\n"
+        "optimizer = torch.optim.Adam(model.parameters(), lr=config['lr'])\n"
+    )
+    start = time.perf_counter()
+    md = extract_metadata(tmp_path, "python train.py")
+    assert time.perf_counter() - start < 1.0
+    assert (md.batch_size_per_device, md.learning_rate) == (8, None)

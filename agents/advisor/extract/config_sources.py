@@ -16,6 +16,7 @@ import argparse
 import ast
 import contextlib
 import json
+import math
 import operator
 import posixpath
 import re
@@ -255,6 +256,8 @@ def constant_arithmetic(node: ast.AST) -> Any:
     if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
         left, right = constant_arithmetic(node.left), constant_arithmetic(node.right)
         if isinstance(left, (int, float)) and isinstance(right, (int, float)) and abs(right) < 1e6:
+            if isinstance(node.op, ast.Pow) and abs(left) > 1 and abs(right) * math.log2(abs(left)) > 1024:
+                raise ValueError("a power too large for a setting")  # `99999**999999`: seconds of CPU, megabytes
             return _OPS[type(node.op)](left, right)
         raise ValueError("not arithmetic")
     if isinstance(node, ast.IfExp):  # `a if <capability test> else b`: the preferred branch
