@@ -260,3 +260,101 @@ def test_recurrent_cells_count_like_torch(tmp_path: Path) -> None:
     counted = ParamCounter(Workspace(tmp_path)).count_class("m.py", "Dec", {"n_mel": 80, "dim": 1024})
     want = nn.LSTMCell(592, 1024), nn.GRUCell(1024, 1024, bias=False), nn.RNNCell(1024, 64)
     assert counted == sum(p.numel() for m in want for p in m.parameters())
+
+
+SCRIPT = """
+import argparse
+import copy
+import math
+import torch
+from torch import nn
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--latent_dim", type=int, default=100)
+parser.add_argument("--dataset", default="cifar10")
+parser.add_argument("--depth", type=int, default=3)
+opt = parser.parse_args()
+
+
+def world_size():
+    if not dist.is_available() or not dist.is_initialized():
+        return 1
+    return dist.get_world_size()
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.norm = nn.LayerNorm(dim)
+
+
+def stack(*mods):
+    out = []
+    for m in mods:
+        if isinstance(m, nn.Sequential):
+            out.extend(m.children())
+        elif isinstance(m, nn.Module):
+            out.append(m)
+    return nn.Sequential(*out)
+
+
+class Net(nn.Module):
+    def __init__(self, classes, width):
+        super().__init__()
+        block = Block(width)
+        self.blocks = nn.ModuleList([copy.deepcopy(block) for _ in range(opt.depth)])
+        self.stem = stack(nn.Linear(opt.latent_dim, width), nn.Sequential(nn.ReLU(), nn.Linear(width, width)))
+        self.heads = nn.ModuleList([nn.Linear(width, classes) for _, _ in enumerate(range(2), 1)])
+        self.scale = nn.Parameter(torch.zeros(int(math.log(width, 2))))
+        self.head2 = nn.Linear(self.heads[0].out_features, 3)
+        self.world = world_size()
+        self.model_ema = Block(width)
+
+
+def main():
+    if opt.dataset == "imagenet":
+        classes = 1000
+    elif opt.dataset == "cifar10":
+        classes = 10
+    else:
+        classes = 100
+    width = 64
+    for step in range(3):
+        last = step
+    width = width * 2
+    model = Net(classes, width)
+    optimizer = torch.optim.Adam(model.parameters())
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize(("dataset", "classes"), [("cifar10", 10), ("imagenet", 1000), ("svhn", 100)])
+def test_values_reaching_the_model_call_and_module_settings(tmp_path: Path, dataset: str, classes: int) -> None:
+    """The values the model call's names hold are followed from the statements before it (a branch on a setting,
+    arithmetic, a loop that assigns other names), the script's module-level `opt = parser.parse_args()` is the
+    settings inside its classes; a deep copy of a block holds parameters of its own, `isinstance` on layers and
+    containers, `enumerate(…, 1)`, `math.log`, a layer's `out_features`, and a runtime check that builds nothing
+    (`dist.is_initialized()`) are followed; an EMA copy (`self.model_ema`) is not a trained parameter. The count
+    equals torch's for the same source, less the EMA copy."""
+    (tmp_path / "train.py").write_text(SCRIPT)
+    settings = {"latent_dim": 100, "dataset": dataset, "depth": 3}
+    ns: dict[str, object] = {"__name__": "not_main"}
+    exec(compile(SCRIPT.replace("parser.parse_args()", "parser.parse_args([])"), "train.py", "exec"), ns)  # noqa: S102
+    ns["opt"].dataset = dataset  # type: ignore[attr-defined]
+    net = ns["Net"](classes, 128)  # type: ignore[operator]
+    truth = sum(p.numel() for p in net.parameters()) - sum(p.numel() for p in net.model_ema.parameters())
+
+    settings_ns = namespace(settings)
+    counter = ParamCounter(Workspace(tmp_path))
+    counter.bind_settings("train.py", settings_ns)
+    call = next(
+        n for n in ast.walk(ast.parse(SCRIPT)) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "Net"
+    )
+    env = counter.values_at(call, "train.py", settings_ns)
+    assert (env["classes"], env["width"]) == (classes, 128)
+    assert counter.count_call(call, env, "train.py") == truth

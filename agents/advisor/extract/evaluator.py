@@ -11,23 +11,25 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
 import operator
 import re
 from collections.abc import Callable
 from typing import Any, Final
 
 from schedmate.agents.advisor.extract.budget import charge_nodes, check_size
-from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Obj, Tensor
+from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Tensor
 from schedmate.agents.advisor.extract.workspace import Workspace
 
-__all__ = ["Callee", "Evaluator"]
+__all__ = ["Callee", "Evaluator", "builds_nothing"]
 
 # ("def", class or function node, file), ("module", file or None) or ("ext", dotted name)
 Callee = tuple[str, Any, str]
 
 _BIN: Final[dict[type, Callable[[Any, Any], Any]]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
 }  # fmt: skip
 _CMP: Final[dict[type, Callable[[Any, Any], Any]]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
@@ -45,23 +47,100 @@ def _getattr(obj: Any, name: Any, *default: Any) -> Any:
         return obj.attrs.get(name, fallback)
     if isinstance(obj, dict) and isinstance(name, str):
         return obj.get(name, fallback)
+    if isinstance(obj, tuple) and len(obj) == 2 and obj[0] == "ext" and isinstance(name, str) and name.isidentifier():
+        return ("ext", f"{obj[1]}.{name}")  # `getattr(torchvision.models, args.backbone)`
     return UNKNOWN
 
 
 _BUILTINS: Final[dict[str, Callable[..., Any]]] = {
     "len": len, "int": int, "float": float, "min": min, "max": max, "range": range, "list": list, "tuple": tuple,
-    "sum": sum, "abs": abs, "zip": lambda *a: list(zip(*a, strict=False)), "enumerate": lambda a: list(enumerate(a)),
+    "sum": sum, "abs": abs, "zip": lambda *a: list(zip(*a, strict=False)),
+    "enumerate": lambda a, start=0: list(enumerate(a, start)),
     "reversed": lambda a: list(reversed(a)), "str": str, "bool": bool, "dict": dict, "round": round,
     "getattr": _getattr, "hasattr": lambda o, n: _getattr(o, n, _MISSING) is not _MISSING,
 }  # fmt: skip
 
 
 _SAFE_METHODS: Final = frozenset({"append", "extend", "get", "keys", "values", "items", "index", "count", "upper",
-                                  "lower", "split", "strip", "startswith", "endswith", "copy", "insert"})  # fmt: skip
+                                  "lower", "split", "strip", "startswith", "endswith", "copy", "insert", "replace",
+                                  "lstrip", "rstrip"})  # fmt: skip
 
 
 # Calls made for their side effects on weights, not to build layers: one that cannot be followed is skipped.
 _HOUSEKEEPING: Final = re.compile(r"init|weight|reset|freeze|load|apply|print|log|register|seed", re.I)
+
+
+_MATH: Final[dict[str, Callable[..., Any]]] = {
+    "log": math.log, "log2": math.log2, "sqrt": math.sqrt, "ceil": math.ceil, "floor": math.floor, "gcd": math.gcd,
+}  # fmt: skip
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and abs(v) < 1e300
+
+
+_DATA_TYPES: Final = frozenset({"Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "Variable", "Path"})
+_GROWS: Final = frozenset({"append", "extend", "insert", "add_module", "register_parameter", "update", "setattr"})
+_WIDTHS: Final = frozenset({"out_channels", "out_features", "num_features", "embedding_dim", "embed_dim"})
+_CONTAINERS: Final = ("Sequential", "ModuleList", "ModuleDict")
+_PY_TYPES: Final[dict[str, tuple[type, ...]]] = {
+    "int": (int,), "float": (float,), "str": (str,), "bool": (bool,), "list": (list,), "tuple": (tuple,),
+    "dict": (dict,), "Sequence": (list, tuple, str), "Iterable": (list, tuple, str, dict), "Number": (int, float),
+    "Mapping": (dict,),
+}  # fmt: skip
+
+
+def _isinstance(value: Any, types: ast.expr) -> Any:
+    """``isinstance`` on an interpreted value, from the names of the types (``(list, tuple)``, ``nn.Module``)."""
+    nodes = types.elts if isinstance(types, ast.Tuple) else [types]
+    names = [n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else "" for n in nodes]
+    if value is UNKNOWN or "" in names:
+        return UNKNOWN
+    if isinstance(value, Obj | Layer):  # a module built by the job or a layer: a Module, not a python value
+        if any(n.endswith("Module") or (isinstance(value, Obj) and n == value.cls) for n in names):
+            return True
+        bases = _base_names(value)
+        if any(n in bases for n in names):
+            return True
+        container = isinstance(value, Layer) or bases == {"Module"}  # a torch layer, or a class on nn.Module only
+        others = (*_PY_TYPES, "OrderedDict", *(_CONTAINERS if container else ()))
+        return False if all(n in others for n in names) else UNKNOWN
+    if isinstance(value, list | dict) and any(n in (*_CONTAINERS, "Module") for n in names):
+        return True  # the interpreter holds `nn.Sequential(…)` and `nn.ModuleList` as lists, `nn.ModuleDict` as dicts
+    if not all(n in _PY_TYPES or n == "OrderedDict" for n in names):
+        return False if isinstance(value, int | float | str | bool | type(None)) else UNKNOWN
+    return any(n in _PY_TYPES and isinstance(value, _PY_TYPES[n]) for n in names)
+
+
+def _base_names(value: Any) -> set[str]:
+    """The names of the bases a job's class is declared on (``class ResBlock(nn.Module)`` → {"Module"})."""
+    origin = value.origin if isinstance(value, Obj) else None
+    if not (isinstance(origin, tuple) and len(origin) == 3 and isinstance(origin[1], ast.ClassDef)):
+        return set()
+    return {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in origin[1].bases}
+
+
+def _builds_nothing(node: ast.If | ast.For) -> bool:
+    """Whether neither branch of ``node`` can build a layer or decide what is returned: no class is called, no
+    attribute, container item or result is set (a runtime check such as ``if not dist.is_initialized(): …``)."""
+    return not any(isinstance(sub, ast.Return | ast.Yield) for sub in ast.walk(node)) and builds_nothing(node)
+
+
+def builds_nothing(node: ast.AST) -> bool:
+    """Whether code can build no layer: it calls no class and sets no attribute or container item."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute | ast.Subscript) and isinstance(sub.ctx, ast.Store):
+            return False
+        if isinstance(sub, ast.Call):
+            func = sub.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if (name[:1].isupper() and name not in _DATA_TYPES) or name in _GROWS:
+                return False
+    return True
+
+
+def _assigned_names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _walks_own_modules(it: ast.expr) -> bool:
@@ -186,6 +265,10 @@ class Evaluator:
                 self._expr(node.value, env, file)
         elif isinstance(node, ast.If):
             test = self._expr(node.test, env, file)
+            if test is UNKNOWN and _builds_nothing(node):
+                for name in _assigned_names(node):  # `if not dist.is_available(): return False`: housekeeping
+                    env[name] = UNKNOWN
+                return
             if test is UNKNOWN:
                 raise AbortError("branch on an unknown")
             self._body(node.body if test else node.orelse, env, file)
@@ -193,6 +276,10 @@ class Evaluator:
             return  # `for m in self.modules(): init(m)`: initialises what is built, builds nothing
         elif isinstance(node, ast.For):
             it = self._expr(node.iter, env, file)
+            if (it is UNKNOWN or isinstance(it, Obj)) and _builds_nothing(node):
+                for name in _assigned_names(node):  # `for i, j in product(range(f), repeat=2): mean += …`
+                    env[name] = UNKNOWN
+                return
             if it is UNKNOWN or isinstance(it, Obj):
                 raise AbortError("loop over an unknown")
             for item in itertools.islice(it, 10_000):
@@ -262,6 +349,8 @@ class Evaluator:
                 return ("ext", f"{obj[1]}.{node.attr}")
             if isinstance(obj, dict) and node.attr in obj:
                 return obj[node.attr]
+            if isinstance(obj, Layer) and obj.width and node.attr in _WIDTHS:
+                return obj.width  # `nn.Conv2d(vgg[v].out_channels, …)`
             return UNKNOWN
         if isinstance(node, ast.BinOp):
             return self._binop(type(node.op), self._expr(node.left, env, file), self._expr(node.right, env, file))
@@ -311,6 +400,8 @@ class Evaluator:
             return {self._expr(k, env, file): self._expr(v, env, file) for k, v in pairs if k is not None}
         if isinstance(node, ast.Subscript):
             obj, idx = self._expr(node.value, env, file), self._expr(node.slice, env, file)
+            if isinstance(obj, Obj) and isinstance(idx, str) and not obj.cls:  # `opt["netG"]`: a settings record
+                return obj.attrs.get(idx, UNKNOWN)
             if obj is UNKNOWN or idx is UNKNOWN or (isinstance(obj, Obj | tuple) and not isinstance(idx, int | slice)):
                 return UNKNOWN
             try:
@@ -369,8 +460,17 @@ class Evaluator:
             if name == "__init__" and isinstance(fn.value, ast.Call) and getattr(fn.value.func, "id", "") == "super":
                 return self._super_init(env, args, kwargs, file)
             target = self._expr(fn.value, env, file)
+            if isinstance(target, list | dict) and name == "children" and not args:  # a container's members
+                return list(target.values() if isinstance(target, dict) else target)
+            if target == ("ext", "math") and name in _MATH and args and all(_is_number(a) for a in args):
+                try:  # `int(math.log(scale, 2))` upsampling stages, `math.sqrt(dim)`
+                    return _MATH[name](*args)
+                except (ValueError, OverflowError, TypeError):
+                    return UNKNOWN
             if isinstance(target, list | dict | str) and name in _SAFE_METHODS:
                 grows = sum(len(a) for a in args if isinstance(a, list | tuple | str | dict)) + len(args)
+                if name == "replace" and len(args) > 1 and isinstance(args[1], str):
+                    grows += len(target) * len(args[1])  # every character could be replaced
                 check_size(len(target) + grows, f"{type(target).__name__} built by .{name}()")
                 return getattr(target, name)(*args, **kwargs)
             method = self._member(target.origin, name) if isinstance(target, Obj) else None
@@ -383,15 +483,19 @@ class Evaluator:
                 return UNKNOWN
             if not (isinstance(target, tuple) and target and target[0] == "ext"):
                 return UNKNOWN
-        elif isinstance(fn, ast.Subscript):  # a registry: MODELS["name"](...)
+        elif isinstance(fn, ast.Subscript | ast.Call):  # a registry: `MODELS["name"](...)`, `getattr(models, a)(...)`
             callee = self._expr(fn, env, file)
             if isinstance(callee, tuple) and callee and callee[0] == "def":
                 return self._invoke(callee, args, kwargs)
+            if isinstance(callee, tuple) and len(callee) == 2 and callee[0] == "ext":
+                return self._layer(str(callee[1]).rsplit(".", 1)[-1], args, kwargs)
             return UNKNOWN
         else:
             callee = env.get(name)
             if isinstance(callee, tuple) and callee and callee[0] == "def":
                 return self._invoke(callee, args, kwargs)
+            if name == "isinstance" and callee is None and len(node.args) == 2 and args:
+                return _isinstance(args[0], node.args[1])
             if name in _BUILTINS and callee is None:
                 if any(a is UNKNOWN for a in args):
                     return UNKNOWN

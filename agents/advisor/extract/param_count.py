@@ -10,9 +10,10 @@ unknown makes the count fail (``None``) rather than guess. Work is bounded (step
 from __future__ import annotations
 
 import ast
-from typing import Any
+import re
+from typing import Any, Final
 
-from schedmate.agents.advisor.extract.evaluator import Callee, Evaluator
+from schedmate.agents.advisor.extract.evaluator import Callee, Evaluator, builds_nothing
 from schedmate.agents.advisor.extract.known import known_model
 from schedmate.agents.advisor.extract.torch_layers import torch_call
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, namespace
@@ -20,6 +21,12 @@ from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
 
 __all__ = ["UNKNOWN", "ParamCounter", "namespace"]
+
+# A call whose result is the job's settings object: `parser.parse_args()`, `get_config()`, `option.parse(path)`
+_SETTINGS_CALL: Final = re.compile(r"parse|args|config|cfg|opt|option|hparams|settings|flags", re.I)
+# Attributes holding a copy of the model that the optimizer does not train: EMA weights, a teacher, a target network
+_NOT_TRAINED: Final = re.compile(r"(?:^|_)(?:ema|teacher|momentum)(?:_|$)|^net_?E$|(?i:^ema)", re.I)
+_SLICE_ERRORS: Final = (AbortError, RecursionError, ArithmeticError, TypeError, ValueError, IndexError, KeyError)
 
 
 class ParamCounter(Evaluator):
@@ -29,6 +36,9 @@ class ParamCounter(Evaluator):
         super().__init__(ws, max_steps)
         self._total = 0
         self._modules: dict[str, tuple[ast.Module, dict[str, Any]]] = {}
+        self._sizes: dict[int, tuple[Obj, int]] = {}  # id → (instance of a job's class, parameters it built)
+        self._pure: dict[int, bool] = {}  # id of a function's node → whether it builds nothing
+        self._templates: dict[int, tuple[Any, int]] = {}  # id → (a module deep-copied, its parameters)
 
     def _snapshot(self) -> Any:
         return self._total
@@ -70,23 +80,162 @@ class ParamCounter(Evaluator):
     def count_call(self, call: ast.Call, env: dict[str, Any], file: str) -> int | None:
         """Parameters created by evaluating ``call`` (a constructor call in ``file``) under ``env``."""
         self._total, self._steps = 0, 0
+        self._sizes.clear()
+        self._templates.clear()
         try:
             module_env = dict(self._module(file)[1])
             module_env.update(env)
-            self._expr(call, module_env, file)
+            built = self._expr(call, module_env, file)
         except (AbortError, RecursionError, ArithmeticError, TypeError, ValueError, IndexError, KeyError):
             return None
-        return self._total if self._total > 0 else None
+        return self._result(built)
+
+    def _result(self, built: Any) -> int | None:
+        """The total, less the templates that were only copied: ``block = Block(…)`` then ``nn.ModuleList([copy.
+        deepcopy(block) for _ in range(n)])`` trains the copies, not ``block`` (unless the model holds it too)."""
+        total = self._total
+        if self._templates and isinstance(built, Obj):
+            held = _reachable(built)
+            total -= sum(size for key, (_, size) in self._templates.items() if key not in held)
+        return total if total > 0 else None
+
+    def _stmt(self, node: ast.stmt, env: dict[str, Any], file: str, module_level: bool = False) -> None:
+        if (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
+            and _NOT_TRAINED.search(node.targets[0].attr)
+        ):  # fmt: skip
+            saved = self._total  # `self.netE = define_G(opt).eval()`, `self.model_ema = …`: a copy kept, not trained
+            super()._stmt(node, env, file, module_level)
+            self._total = saved
+            return
+        super()._stmt(node, env, file, module_level)
+
+    # --- values that reach a call --------------------------------------------------------------
+    def bind_settings(self, file: str, settings: Obj) -> None:
+        """Module-level names of ``file`` that hold the job's settings (``opt = parser.parse_args()``) become the
+        merged settings ``settings``, so the classes the module defines read them (``nn.Linear(opt.latent_dim, …)``)."""
+        try:
+            tree, env = self._module(file)
+        except AbortError:
+            return
+        for node in tree.body:
+            for name in _settings_targets(node):
+                if env.get(name, UNKNOWN) is UNKNOWN:
+                    env[name] = settings
+
+    def values_at(self, call: ast.Call, file: str, settings: Obj) -> dict[str, Any]:
+        """What the names hold where ``call`` (a statement of ``file``) runs: the statements before it, in its
+        function and in the blocks around it, are evaluated in order. A branch whose test is known is followed;
+        names a branch with an unknown test or a loop assigns are unknown. The job's settings object
+        (``args = parser.parse_args()``, a parameter used as a record: ``def main(args): … args.lr``) is
+        ``settings``. Budgeted like a count; what cannot be evaluated stays unknown."""
+        self._total, self._steps = 0, 0
+        env: dict[str, Any] = {}
+        try:
+            tree, module_env = self._module(file)
+            env = dict(module_env)
+            self._slice(tree.body, call, env, file, settings)
+        except _SLICE_ERRORS:
+            pass
+        self._total = 0
+        return env
+
+    def _slice(self, body: list[ast.stmt], call: ast.Call, env: dict[str, Any], file: str, settings: Obj) -> None:
+        for stmt in body:
+            if not (stmt.lineno <= call.lineno <= (stmt.end_lineno or stmt.lineno)):
+                if stmt.lineno > call.lineno:
+                    return
+                self._run(stmt, env, file, settings)
+                continue
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                records = {
+                    n.value.id for n in ast.walk(stmt)
+                    if isinstance(n, ast.Attribute | ast.Subscript) and isinstance(n.value, ast.Name)
+                }  # fmt: skip
+                for a in [*stmt.args.posonlyargs, *stmt.args.args, *stmt.args.kwonlyargs]:
+                    env[a.arg] = settings if a.arg in records and a.arg not in ("self", "cls") else UNKNOWN
+                self._slice(stmt.body, call, env, file, settings)
+            elif isinstance(stmt, ast.If):
+                in_body = bool(stmt.body) and call.lineno <= (stmt.body[-1].end_lineno or stmt.body[-1].lineno)
+                self._slice(stmt.body if in_body else stmt.orelse, call, env, file, settings)
+            elif isinstance(stmt, ast.For | ast.While | ast.With | ast.AsyncWith | ast.AsyncFor):
+                self._slice(stmt.body, call, env, file, settings)
+            elif isinstance(stmt, ast.Try):
+                for block in (stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody):
+                    if block and block[0].lineno <= call.lineno <= (block[-1].end_lineno or block[-1].lineno):
+                        self._slice(block, call, env, file, settings)
+            return
+
+    def _run(self, stmt: ast.stmt, env: dict[str, Any], file: str, settings: Obj) -> None:
+        """One statement before the call, for the values it gives names."""
+        if isinstance(stmt, ast.If):
+            try:
+                test = self._expr(stmt.test, env, file)
+            except _SLICE_ERRORS:
+                test = UNKNOWN
+            if test is UNKNOWN:
+                _forget_assigned(stmt, env)
+                return
+            for s in stmt.body if test else stmt.orelse:
+                self._run(s, env, file, settings)
+        elif isinstance(stmt, ast.With | ast.AsyncWith | ast.Try):
+            for s in stmt.body:
+                self._run(s, env, file, settings)
+        elif isinstance(stmt, ast.For | ast.While | ast.AsyncFor):
+            _forget_assigned(stmt, env)
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Import | ast.ImportFrom):
+            try:
+                self._stmt(stmt, env, file)
+            except _SLICE_ERRORS:
+                _forget_assigned(stmt, env)
+            for name in _settings_targets(stmt):
+                if env.get(name, UNKNOWN) is UNKNOWN:
+                    env[name] = settings
+        elif isinstance(stmt, ast.FunctionDef | ast.ClassDef):
+            env[stmt.name] = ("def", stmt, file)
+        elif (
+            isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Attribute) and isinstance(stmt.value.func.value, ast.Name)
+            and isinstance(env.get(stmt.value.func.value.id), list | dict)
+        ):  # fmt: skip
+            try:  # `skips.append(4)`: a method of a container the slice holds
+                self._expr(stmt.value, env, file)
+            except _SLICE_ERRORS:
+                env[stmt.value.func.value.id] = UNKNOWN
 
     def _layer(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if name == "deepcopy" and len(args) == 1:  # `nn.ModuleList([copy.deepcopy(block) for _ in range(n)])`
+            return self._copy(args[0])
         value, params = torch_call(name, args, kwargs)
         if value is UNKNOWN and (size := _library_model(name, args)) is not None:
             value, params = Layer(size, 0), size  # `torchvision.models.resnet50()` inside the job's model
         self._total += params
         return value
 
+    def _copy(self, value: Any) -> Any:
+        """A deep copy of a module holds parameters of its own, as many as the original."""
+        if isinstance(value, Layer):
+            self._total += value.params
+            self._templates[id(value)] = (value, value.params)
+            return Layer(value.params, value.out, value.width)
+        if isinstance(value, Obj) and id(value) in self._sizes:
+            size = self._sizes[id(value)][1]
+            self._templates[id(value)] = (value, size)
+            self._total += size
+            copied = Obj(attrs=dict(value.attrs), cls=value.cls, origin=value.origin)
+            self._sizes[id(copied)] = (copied, size)
+            return copied
+        raise AbortError("copy of a module of unknown size")
+
     # --- user classes and functions -------------------------------------------------------------
     def _invoke(self, callee: Callee, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        before = self._total
+        value = self._invoke_body(callee, args, kwargs)
+        if isinstance(value, Obj) and isinstance(callee[1], ast.ClassDef):
+            self._sizes[id(value)] = (value, self._total - before)  # (the object is kept so its id stays its own)
+        return value
+
+    def _invoke_body(self, callee: Callee, args: list[Any], kwargs: dict[str, Any]) -> Any:
         _, node, file = callee
         if isinstance(node, ast.ClassDef):
             obj = Obj(cls=node.name, origin=callee)
@@ -104,7 +253,17 @@ class ParamCounter(Evaluator):
         if isinstance(node, ast.FunctionDef):
             env = dict(self._module(file)[1])
             self._bind(node, args, kwargs, env, file)
-            self._body(node.body, env, file)
+            if id(node) not in self._pure:
+                self._pure[id(node)] = builds_nothing(node)
+            if not self._pure[id(node)]:
+                self._body(node.body, env, file)
+                return env.get("__return__", UNKNOWN)
+            saved = self._total
+            try:  # `is_dist_avail_and_initialized()`, `get_rank()`: a function that builds nothing adds nothing
+                self._body(node.body, env, file)
+            except AbortError:
+                self._total = saved
+                return UNKNOWN
             return env.get("__return__", UNKNOWN)
         return UNKNOWN
 
@@ -160,14 +319,59 @@ class ParamCounter(Evaluator):
     def count_class(self, file: str, name: str, kwargs: dict[str, Any]) -> int | None:
         """Parameters of ``name(**kwargs)`` for a class defined in (or imported by) ``file``."""
         self._total, self._steps = 0, 0
+        self._sizes.clear()
         try:
+            self._templates.clear()
             callee = self._module(file)[1].get(name)
             if not (isinstance(callee, tuple) and callee[0] == "def"):
                 return None
-            self._invoke(callee, [], dict(kwargs))
+            built = self._invoke(callee, [], dict(kwargs))
         except (AbortError, RecursionError, ArithmeticError, TypeError, ValueError, IndexError, KeyError):
             return None
-        return self._total if self._total > 0 else None
+        return self._result(built)
+
+
+def _reachable(root: Obj, limit: int = 200_000) -> set[int]:
+    """Ids of the layers and objects a built model holds (its attributes, lists and dicts, transitively)."""
+    seen: set[int] = set()
+    stack: list[Any] = [root]
+    while stack and len(seen) < limit:
+        value = stack.pop()
+        if id(value) in seen:
+            continue
+        if isinstance(value, Obj):
+            seen.add(id(value))
+            stack.extend(value.attrs.values())
+        elif isinstance(value, Layer):
+            seen.add(id(value))
+        elif isinstance(value, list | tuple):
+            seen.add(id(value))
+            stack.extend(value)
+        elif isinstance(value, dict):
+            seen.add(id(value))
+            stack.extend(value.values())
+    return seen
+
+
+def _settings_targets(stmt: ast.stmt) -> list[str]:
+    """Names a statement binds to the result of a settings call (``args = parser.parse_args()``)."""
+    if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)):
+        return []
+    call = stmt.value
+    while isinstance(call.func, ast.Subscript) and isinstance(call.func.value, ast.Call):
+        call = call.func.value  # `parser.parse_known_args()[0]`
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if not _SETTINGS_CALL.search(name):
+        return []
+    return [t.id for t in stmt.targets if isinstance(t, ast.Name)]
+
+
+def _forget_assigned(stmt: ast.stmt, env: dict[str, Any]) -> None:
+    """Names ``stmt`` may assign hold unknowns afterwards (a branch not known to run, a loop)."""
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            env[node.id] = UNKNOWN
 
 
 def _library_model(name: str, args: list[Any]) -> int | None:

@@ -12,8 +12,15 @@ __all__ = ["torch_call"]
 _ZERO_PARAM: Final = frozenset(
     {"ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "LeakyReLU", "Dropout", "Dropout2d", "Identity", "MaxPool1d",
      "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "AdaptiveAvgPool1d", "Upsample", "Flatten",
-     "Softmax", "LogSoftmax", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "Mish", "ELU", "Hardtanh"}
+     "Softmax", "LogSoftmax", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "Mish", "ELU", "Hardtanh",
+     "PixelShuffle", "PixelUnshuffle", "Softplus", "Hardswish", "Hardsigmoid", "SELU", "CELU", "GLU", "Softmax2d",
+     "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad2d", "ConstantPad2d", "Dropout1d",
+     "Dropout3d", "AlphaDropout", "MaxPool3d", "AvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+     "AdaptiveAvgPool3d", "Unflatten", "LocalResponseNorm", "ChannelShuffle", "Softsign", "Tanhshrink"}
 )  # fmt: skip
+
+
+_TUPLES: Final = {"to_2tuple": 2, "_pair": 2, "to_3tuple": 3, "_triple": 3}
 
 
 def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int]:
@@ -25,6 +32,11 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
             raise AbortError(f"{name}: unknown {key}")
         return v
 
+    if name in _TUPLES and len(args) == 1:  # timm's `to_2tuple(img_size)`, torch's `_pair(kernel_size)`
+        x = args[0]
+        if isinstance(x, int | float) and not isinstance(x, bool):
+            return (x,) * _TUPLES[name], 0
+        return (tuple(x) if isinstance(x, list | tuple) else UNKNOWN), 0
     if name in ("weight_norm", "spectral_norm", "remove_weight_norm"):
         layer = args[0] if args else UNKNOWN
         if name == "weight_norm" and isinstance(layer, Layer):
@@ -42,9 +54,9 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
         return (list(args[0]) if name != "Sequential" and args and isinstance(args[0], list | tuple) else list(args)), 0
     if name == "ModuleDict":
         return (dict(args[0]) if args and isinstance(args[0], dict) else {}), 0
-    n, out = 0, 0
-    if name == "Linear":
-        out = arg(1, "out_features")
+    n, out, width = 0, 0, 0
+    if name in ("Linear", "MergedLinear"):  # (loralib's LoRA layers: the frozen weight; the low-rank A/B are small)
+        out = width = arg(1, "out_features")
         n = arg(0, "in_features") * arg(1, "out_features") + (arg(1, "out_features") if arg(99, "bias", True) else 0)
     elif name in ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"):
         dims = int(name[-2])
@@ -53,17 +65,22 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
         groups = kw.get("groups", args[6] if len(args) > 6 and "Transpose" not in name else 1)
         cin, cout = arg(0, "in_channels"), arg(1, "out_channels")
         out = cin if "Transpose" in name else cout  # weight_norm's dim 0 of a transposed conv is its input
+        width = cout
         n = cin * cout * ksize // groups + (cout if kw.get("bias", True) else 0)
     elif name.startswith(("BatchNorm", "InstanceNorm", "SyncBatchNorm")):
         affine = kw.get("affine", not name.startswith("InstanceNorm"))
         n = 2 * arg(0, "num_features") if affine else 0
+        width = arg(0, "num_features")
     elif name == "LayerNorm":
         shape = arg(0, "normalized_shape")
         n = 2 * prod(shape) if kw.get("elementwise_affine", True) else 0
     elif name == "GroupNorm":
         n = 2 * arg(1, "num_channels")
+    elif name == "PReLU":
+        n = args[0] if args and isinstance(args[0], int) else kw.get("num_parameters", 1)
     elif name == "Embedding":
         n = arg(0, "num_embeddings") * arg(1, "embedding_dim")
+        width = arg(1, "embedding_dim")
     elif name in ("LSTM", "GRU", "RNN"):
         gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[name]
         inp, hid = arg(0, "input_size"), arg(1, "hidden_size")
@@ -99,4 +116,4 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
         return Layer(0), 0
     else:
         return UNKNOWN, 0
-    return Layer(int(n), int(out)), int(n)
+    return Layer(int(n), int(out), width if isinstance(width, int) else 0), int(n)

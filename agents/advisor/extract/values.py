@@ -42,6 +42,7 @@ class Layer:
 
     params: int
     out: int = 0  # output features/channels (weight_norm adds one gain per output)
+    width: int = 0  # what it outputs: out_channels, out_features, num_features, embedding_dim (0: not known)
 
 
 @dataclass

@@ -12,7 +12,7 @@ import ast
 import builtins
 import re
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from schedmate.agents.advisor.extract.collect import Extraction
 from schedmate.agents.advisor.extract.config_sources import Value
@@ -324,12 +324,12 @@ def _model_from_call(
     if mc is None and cls in ("Sequential", "ModuleList", "ModuleDict"):  # a model built inline
         mc = inline_model(node, script)
         cls = f"{cls} ({', '.join(dict.fromkeys(c for c in mc.layer_calls if c not in _ACTIVATIONS))})"
-    env: dict[str, Any] = {}
     ns = namespace({k: v.value for k, v in ex.values.items()})
+    counter.bind_settings(script, ns)  # `opt = parser.parse_args()` at module level, read by the script's classes
+    env = counter.values_at(node, script, ns)  # `num_classes = 1000 if args.dataset == "imagenet" else 100`
     for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - set(dir(builtins)):
-        env.setdefault(name, ns)  # `args.classes`, `hps.data.hop_length`, `cfg.model`: the merged settings
-    module_env = counter.module_env(script)
-    env = {k: v for k, v in env.items() if k not in module_env or module_env[k] is UNKNOWN}  # `args = p.parse_args()`
+        if env.get(name, UNKNOWN) is UNKNOWN:
+            env[name] = ns  # `args.classes`, `hps.data.hop_length`, `cfg.model`: the merged settings
     count = counter.count_call(node, env, script)
     prov["model_name"] = FieldSource(file=script, line=node.lineno)
     return _Model(cls, mc, count)
@@ -660,9 +660,10 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
         model = _Model()
     if model.name is None and found_pretrained is None:
         model = _model_from_type_setting(ws, ex, counter, prov)
-    elif model.cls is None and model.count is None and found_pretrained is None and target is None:
+    elif model.cls is None and found_pretrained is None and target is None:
         typed = _model_from_type_setting(ws, ex, counter, prov)  # the call built a harness (`M(opt)`, KAIR's model
-        model = typed if typed.name is not None else model  # wrapper); a setting names the network it trains
+        if typed.name is not None:  # wrapper); a setting names the network it trains (the harness's count is its)
+            model = _Model(typed.name, typed.cls, typed.count if typed.count is not None else model.count)
     ident.model_name = model.name
     heads_only = model.cls is not None and not model.cls.backbones and model.cls.layers <= {"linear"}
     if found_pretrained is None and (model.name is None or model.cls is None or heads_only):
