@@ -358,3 +358,69 @@ def test_values_reaching_the_model_call_and_module_settings(tmp_path: Path, data
     env = counter.values_at(call, "train.py", settings_ns)
     assert (env["classes"], env["width"]) == (classes, 128)
     assert counter.count_call(call, env, "train.py") == truth
+
+
+CALLER = """
+import argparse
+import os
+import yaml
+import torch
+from torch import nn
+from transformers import BertConfig
+
+
+class Net(nn.Module):
+    def __init__(self, width, med):
+        super().__init__()
+        self.fc = nn.Linear(width, med.hidden_size)
+        self.emb = nn.Embedding(med.vocab_size, med.hidden_size)
+
+
+def load_checkpoint(model, path):
+    if path.startswith("http"):
+        checkpoint = torch.hub.load_state_dict_from_url(path)
+    elif os.path.isfile(path):
+        checkpoint = torch.load(path)
+    else:
+        raise RuntimeError("no checkpoint")
+    state = checkpoint["model"]
+    state["fc.weight"] = state["fc.weight"][:1]
+    return model, model.load_state_dict(state)
+
+
+def main(args, config):
+    med = BertConfig.from_json_file(config["med_config"])
+    model = Net(config["width"], med)
+    model, msg = load_checkpoint(model, config["pretrained"])
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--config", default="configs/train.yaml")
+    args = parser.parse_args()
+    config = yaml.load(open(args.config, "r"), Loader=yaml.Loader)
+    main(args, config)
+"""
+
+
+def test_a_function_s_parameters_come_from_its_call_site_and_config_files(tmp_path: Path) -> None:
+    """`main(args, config)` after `config = yaml.load(open(args.config))`: the parameters hold what the call site
+    passes (the YAML file of the workspace, read and never run), `BertConfig.from_json_file(path)` reads the JSON
+    file, and a checkpoint loader that branches on the file system and raises builds nothing, so it is skipped."""
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "train.yaml").write_text("width: 48\nmed_config: configs/med.json\npretrained: x.pth\n")
+    (tmp_path / "configs" / "med.json").write_text('{"hidden_size": 96, "vocab_size": 1000}')
+    (tmp_path / "train.py").write_text(CALLER)
+    counter = ParamCounter(Workspace(tmp_path))
+    settings = namespace({"config": "configs/train.yaml"})
+    call = next(
+        n for n in ast.walk(ast.parse(CALLER)) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "Net"
+    )
+    env = counter.values_at(call, "train.py", settings)
+    assert env["config"]["width"] == 48
+    truth = sum(p.numel() for m in (nn.Linear(48, 96), nn.Embedding(1000, 96)) for p in m.parameters())
+    assert counter.count_call(call, env, "train.py") == truth
+    outer = next(
+        n for n in ast.walk(ast.parse(CALLER)) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "main"
+    )
+    assert counter.count_call(outer, counter.values_at(outer, "train.py", settings), "train.py") == truth

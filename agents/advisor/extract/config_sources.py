@@ -39,6 +39,7 @@ __all__ = [
     "gin_values",
     "init_attribute_assignments",
     "load_structured",
+    "nest_flat",
     "parse_literal",
     "parse_overrides",
     "python_assignments",
@@ -569,6 +570,22 @@ def _without_comments(text: str) -> str:
             out.append(c)
         i += 1
     return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
+
+
+def nest_flat(flat: dict[str, Any]) -> dict[str, Any]:
+    """Dotted keys as nested dicts (``{"model.dim": 8}`` → ``{"model": {"dim": 8}}``)."""
+    out: dict[str, Any] = {}
+    for key, v in flat.items():
+        cur = out
+        parts = key.split(".")
+        for p in parts[:-1]:
+            nxt = cur.setdefault(p, {})
+            if not isinstance(nxt, dict):
+                break
+            cur = nxt
+        else:
+            cur[parts[-1]] = v
+    return out
 
 
 def load_structured(text: str, path: str) -> dict[str, Value]:

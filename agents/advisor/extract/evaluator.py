@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from schedmate.agents.advisor.extract.budget import charge_nodes, check_size
+from schedmate.agents.advisor.extract.config_sources import load_structured, nest_flat
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Tensor
 from schedmate.agents.advisor.extract.workspace import Workspace
 
@@ -70,6 +71,8 @@ _SAFE_METHODS: Final = frozenset({"append", "extend", "get", "keys", "values", "
 _HOUSEKEEPING: Final = re.compile(r"init|weight|reset|freeze|load|apply|print|log|register|seed", re.I)
 
 
+_FILE_FORMATS: Final = frozenset({"yaml", "json", "toml", "tomllib", "ruamel_yaml", "OmegaConf"})
+_LOADS: Final = frozenset({"load", "safe_load", "full_load"})
 _MATH: Final[dict[str, Callable[..., Any]]] = {
     "log": math.log, "log2": math.log2, "sqrt": math.sqrt, "ceil": math.ceil, "floor": math.floor, "gcd": math.gcd,
 }  # fmt: skip
@@ -80,6 +83,7 @@ def _is_number(v: Any) -> bool:
 
 
 _DATA_TYPES: Final = frozenset({"Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "Variable", "Path"})
+_RAISED: Final = ("Error", "Exception", "Warning")  # `raise RuntimeError(...)` builds no layer
 _GROWS: Final = frozenset({"append", "extend", "insert", "add_module", "register_parameter", "update", "setattr"})
 _WIDTHS: Final = frozenset({"out_channels", "out_features", "num_features", "embedding_dim", "embed_dim"})
 _CONTAINERS: Final = ("Sequential", "ModuleList", "ModuleDict")
@@ -127,14 +131,24 @@ def _builds_nothing(node: ast.If | ast.For) -> bool:
 
 
 def builds_nothing(node: ast.AST) -> bool:
-    """Whether code can build no layer: it calls no class and sets no attribute or container item."""
+    """Whether code can build no layer: it calls no class and sets no attribute or container item (of a function,
+    none of what it is handed: writing into its own locals, ``state_dict[k] = v``, changes no model)."""
+    handed: set[str] | None = None
+    if isinstance(node, ast.FunctionDef):
+        a = node.args
+        handed = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]} | {"self", "cls"}
+        handed |= {name for g in ast.walk(node) if isinstance(g, ast.Global | ast.Nonlocal) for name in g.names}
     for sub in ast.walk(node):
         if isinstance(sub, ast.Attribute | ast.Subscript) and isinstance(sub.ctx, ast.Store):
-            return False
+            root = sub.value
+            while isinstance(root, ast.Attribute | ast.Subscript):
+                root = root.value
+            if handed is None or not isinstance(root, ast.Name) or root.id in handed:
+                return False
         if isinstance(sub, ast.Call):
             func = sub.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if (name[:1].isupper() and name not in _DATA_TYPES) or name in _GROWS:
+            if (name[:1].isupper() and name not in _DATA_TYPES and not name.endswith(_RAISED)) or name in _GROWS:
                 return False
     return True
 
@@ -208,6 +222,18 @@ class Evaluator:
         if found is not None and isinstance(found[1], ast.Assign):
             return self._expr(found[1].value, dict(self._module(found[2])[1]), found[2])
         return UNKNOWN
+
+    def _load_file(self, arg: ast.expr | None, env: dict[str, Any], file: str) -> Any:
+        """The settings a YAML / JSON / TOML file of the workspace holds, as nested dicts (read, never run)."""
+        if isinstance(arg, ast.Call) and getattr(arg.func, "id", "") == "open" and arg.args:
+            arg = arg.args[0]
+        path = self._expr(arg, env, file) if arg is not None else UNKNOWN
+        if not isinstance(path, str) or not path:
+            return UNKNOWN
+        text = self.ws.read_text_or_none(path)
+        if text is None:
+            return UNKNOWN
+        return nest_flat({k: v.value for k, v in load_structured(text, path).items()})
 
     def _snapshot(self) -> Any:
         """What a subclass accumulates, to restore after a housekeeping call it could not follow."""
@@ -462,6 +488,14 @@ class Evaluator:
             target = self._expr(fn.value, env, file)
             if isinstance(target, list | dict) and name == "children" and not args:  # a container's members
                 return list(target.values() if isinstance(target, dict) else target)
+            if (
+                isinstance(target, tuple) and target[:1] == ("ext",) and name in _LOADS
+                and str(target[1]).rsplit(".", 1)[-1] in _FILE_FORMATS
+            ):  # fmt: skip
+                return self._load_file(node.args[0] if node.args else None, env, file)  # `yaml.load(open(p))`
+            if isinstance(target, tuple) and target[:1] == ("ext",) and name in ("from_json_file", "from_yaml_file"):
+                loaded = self._load_file(node.args[0] if node.args else None, env, file)  # `BertConfig.from_json_file`
+                return Obj(attrs=loaded) if isinstance(loaded, dict) else UNKNOWN
             if target == ("ext", "math") and name in _MATH and args and all(_is_number(a) for a in args):
                 try:  # `int(math.log(scale, 2))` upsampling stages, `math.sqrt(dim)`
                     return _MATH[name](*args)

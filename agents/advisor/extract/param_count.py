@@ -129,41 +129,70 @@ class ParamCounter(Evaluator):
         names a branch with an unknown test or a loop assigns are unknown. The job's settings object
         (``args = parser.parse_args()``, a parameter used as a record: ``def main(args): … args.lr``) is
         ``settings``. Budgeted like a count; what cannot be evaluated stays unknown."""
+        return self._values_at(call, file, settings, 0)
+
+    def _values_at(self, call: ast.Call, file: str, settings: Obj, depth: int) -> dict[str, Any]:
         self._total, self._steps = 0, 0
         env: dict[str, Any] = {}
         try:
             tree, module_env = self._module(file)
             env = dict(module_env)
-            self._slice(tree.body, call, env, file, settings)
+            self._slice(tree, tree.body, call, env, file, (settings, depth))
         except _SLICE_ERRORS:
             pass
         self._total = 0
         return env
 
-    def _slice(self, body: list[ast.stmt], call: ast.Call, env: dict[str, Any], file: str, settings: Obj) -> None:
+    def _parameters(
+        self, tree: ast.Module, fn: ast.FunctionDef, file: str, settings: Obj, depth: int
+    ) -> dict[str, Any]:
+        """A function's parameters where it runs: the arguments of its one call in the file (``main(args, config)``
+        after ``config = yaml.safe_load(open(args.config))``), followed two calls deep; a parameter still unknown
+        that the function uses as a record (``args.lr``, ``opt["netG"]``) is the job's settings."""
+        env: dict[str, Any] = {}
+        sites = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and getattr(c.func, "id", None) == fn.name]
+        if len(sites) == 1 and depth < 2 and not (fn.lineno <= sites[0].lineno <= (fn.end_lineno or fn.lineno)):
+            caller = self._values_at(sites[0], file, settings, depth + 1)
+            try:
+                args = [self._expr(a, caller, file) for a in sites[0].args if not isinstance(a, ast.Starred)]
+                kwargs = {k.arg: self._expr(k.value, caller, file) for k in sites[0].keywords if k.arg}
+                self._bind(fn, args, kwargs, env, file)
+            except _SLICE_ERRORS:
+                env = {}
+        records = {
+            n.value.id for n in ast.walk(fn)
+            if isinstance(n, ast.Attribute | ast.Subscript) and isinstance(n.value, ast.Name)
+        }  # fmt: skip
+        for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
+            if isinstance(env.get(a.arg), Obj) and env[a.arg].cls:
+                env[a.arg] = UNKNOWN  # an instance of the job's class (`AttrDict(json_config)`): its settings are read
+            if env.get(a.arg, UNKNOWN) is UNKNOWN:
+                env[a.arg] = settings if a.arg in records and a.arg not in ("self", "cls") else UNKNOWN
+        return env
+
+    def _slice(
+        self, tree: ast.Module, body: list[ast.stmt], call: ast.Call, env: dict[str, Any], file: str,
+        where: tuple[Obj, int],
+    ) -> None:  # fmt: skip
+        settings, depth = where
         for stmt in body:
             if not (stmt.lineno <= call.lineno <= (stmt.end_lineno or stmt.lineno)):
                 if stmt.lineno > call.lineno:
                     return
                 self._run(stmt, env, file, settings)
                 continue
-            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-                records = {
-                    n.value.id for n in ast.walk(stmt)
-                    if isinstance(n, ast.Attribute | ast.Subscript) and isinstance(n.value, ast.Name)
-                }  # fmt: skip
-                for a in [*stmt.args.posonlyargs, *stmt.args.args, *stmt.args.kwonlyargs]:
-                    env[a.arg] = settings if a.arg in records and a.arg not in ("self", "cls") else UNKNOWN
-                self._slice(stmt.body, call, env, file, settings)
+            if isinstance(stmt, ast.FunctionDef):
+                env.update(self._parameters(tree, stmt, file, settings, depth))
+                self._slice(tree, stmt.body, call, env, file, where)
             elif isinstance(stmt, ast.If):
                 in_body = bool(stmt.body) and call.lineno <= (stmt.body[-1].end_lineno or stmt.body[-1].lineno)
-                self._slice(stmt.body if in_body else stmt.orelse, call, env, file, settings)
+                self._slice(tree, stmt.body if in_body else stmt.orelse, call, env, file, where)
             elif isinstance(stmt, ast.For | ast.While | ast.With | ast.AsyncWith | ast.AsyncFor):
-                self._slice(stmt.body, call, env, file, settings)
+                self._slice(tree, stmt.body, call, env, file, where)
             elif isinstance(stmt, ast.Try):
                 for block in (stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody):
                     if block and block[0].lineno <= call.lineno <= (block[-1].end_lineno or block[-1].lineno):
-                        self._slice(block, call, env, file, settings)
+                        self._slice(tree, block, call, env, file, where)
             return
 
     def _run(self, stmt: ast.stmt, env: dict[str, Any], file: str, settings: Obj) -> None:

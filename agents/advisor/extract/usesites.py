@@ -36,6 +36,7 @@ from schedmate.agents.advisor.extract.config_sources import (
     constant_arithmetic,
     flag_values,
     load_structured,
+    nest_flat,
 )
 from schedmate.agents.advisor.extract.workspace import Workspace
 
@@ -567,7 +568,7 @@ class _Resolver:
         if text is None:
             return _UNKNOWN
         flat = load_structured(text, path)
-        return _nest({k: v.value for k, v in flat.items()})
+        return nest_flat({k: v.value for k, v in flat.items()})
 
     def _with_target_path(self, name: str, scope: _Scope, line: int, depth: int) -> Any:
         for node in ast.walk(scope.node):
@@ -649,21 +650,6 @@ def _access_path(node: ast.expr) -> str:
         else:
             return ""
     return ".".join(reversed(parts))
-
-
-def _nest(flat: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, v in flat.items():
-        cur = out
-        parts = key.split(".")
-        for p in parts[:-1]:
-            nxt = cur.setdefault(p, {})
-            if not isinstance(nxt, dict):
-                break
-            cur = nxt
-        else:
-            cur[parts[-1]] = v
-    return out
 
 
 def _args_of(call: ast.Call, kws: tuple[str, ...], pos: int | None = None) -> ast.expr | None:
