@@ -379,3 +379,54 @@ def test_an_unbounded_step_counter_limit_is_no_step_budget(tmp_path: Path) -> No
     cuts: list[str] = []
     md = extract_metadata(tmp_path, "python m.py", cuts=cuts)
     assert (md.max_steps, md.learning_rate, cuts) == (None, 0.1, [])
+
+
+LAUNCHER = """
+import argparse
+import yaml
+from src.train import main as app_main
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--fname", default="configs/run.yaml")
+args = parser.parse_args()
+with open(args.fname) as y_file:
+    params = yaml.safe_load(y_file)
+app_main(args=params)
+"""
+
+TRAIN_LOOP = """
+import torch
+from torch.utils.data import DataLoader
+
+
+def helper_loader(batch_size=7):
+    return DataLoader([], batch_size=batch_size)
+
+
+def main(args):
+    use_bf16 = args["meta"]["use_bfloat16"]
+    batch_size = args["data"]["batch_size"]
+    epochs = args["optimization"]["epochs"]
+    loader = DataLoader(range(10), batch_size=batch_size, shuffle=True)
+    model = torch.nn.Linear(4, 4)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args["optimization"]["lr"])
+    for epoch in range(epochs):
+        for x in loader:
+            with torch.cuda.amp.autocast(dtype=torch.bfloat16, enabled=use_bf16):
+                loss = model(x).sum()
+            loss.backward()
+            optimizer.step()
+"""
+
+
+def test_a_launcher_s_training_function_in_another_module_is_read(tmp_path: Path) -> None:
+    """A thin entry script that loads a YAML file and hands it to `src.train.main`: the training loop's consumers in
+    that module (the loader's batch, the optimizer's rate, the epoch loop, bf16 autocast enabled by a setting) give
+    the fields, read by the settings' access paths."""
+    config = "meta:\n  use_bfloat16: true\ndata:\n  batch_size: 96\noptimization:\n  epochs: 12\n  lr: 0.0005\n"
+    write(
+        tmp_path, {"main.py": LAUNCHER, "src/__init__.py": "", "src/train.py": TRAIN_LOOP, "configs/run.yaml": config}
+    )
+    md = extract_metadata(tmp_path, "python main.py --fname configs/run.yaml")
+    assert (md.batch_size_per_device, md.epochs, md.learning_rate, md.precision) == (96, 12, 0.0005, "bf16")
+    assert md.provenance["batch_size_per_device"].file == "src/train.py"

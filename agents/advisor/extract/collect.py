@@ -394,6 +394,42 @@ def job_modules(ws: Workspace, script: str, code: str, depth: int = 3, cap: int 
     return out
 
 
+_TRAINS: Final = re.compile(r"\.backward\(|\boptimizer\.step\(|\bscaler\.step\(")
+
+
+def _training_callees(ws: Workspace, code: str, script: str) -> list[str]:
+    """The job's modules whose function the entry script calls to train when the entry itself does not: a thin
+    launcher (``from src.train import main as app_main; app_main(args=params)``) hands its settings to a training
+    loop elsewhere. At most two modules, in the order the entry calls them; only those that step an optimizer."""
+    if _TRAINS.search(code):
+        return []  # the entry trains itself: its own uses are the job's
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return []
+    imported: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            path = ws.module_file(node.module or "", node.level, script)
+            for alias in node.names:
+                if path is not None:
+                    imported[alias.asname or alias.name] = path
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if (path := ws.module_file(alias.name, 0, script)) is not None:
+                    imported[alias.asname or alias.name] = path
+    out: list[str] = []
+    calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+    for call in calls:
+        func = call.func
+        base = func.id if isinstance(func, ast.Name) else func.value.id if (
+            isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)) else None  # fmt: skip
+        path = imported.get(base) if base else None
+        if path and path not in out and path != script and _TRAINS.search(ws.read_text_or_none(path) or ""):
+            out.append(path)
+    return out[:2]
+
+
 def _data_module_and_deepspeed(ws: Workspace, ex: Extraction) -> None:
     for key in ("data._target_", "datamodule._target_"):  # a data module that splits the batch across ranks
         v = ex.values.get(key)
@@ -502,6 +538,15 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
             ws, ex.code, script, launch.args, ex.values, world_size=_world_size(launch, ex.code),
             visible_gpus=launch.visible_gpus, config_classes=ex.config_classes,
         )  # fmt: skip
+        for module in _training_callees(ws, ex.code, script):  # `from src.train import main; main(args=params)`
+            found = find_uses(
+                ws, ws.read_text_or_none(module) or "", module, launch.args, ex.values,
+                world_size=_world_size(launch, ex.code), visible_gpus=launch.visible_gpus,
+            )  # fmt: skip
+            if (on := found.get("amp_enabled")) is None or on.value is not True:
+                found.pop("amp_dtype", None)  # `if fp16: with autocast():` there: the entry's flag decides, unseen
+            for name, use in found.items():  # the entry's own uses come first
+                ex.uses.setdefault(name, use)
         ds = ex.uses.get("deepspeed")
         if ds is not None and isinstance(ds.value, str) and ex.get("deepspeed") is None:
             ex.values["deepspeed"] = Value(ds.value, ds.file, ds.line)
