@@ -109,8 +109,9 @@ def test_an_override_that_cannot_be_followed_makes_the_value_unknown(tmp_path: P
 
 
 BRANCHES = """
+import os
 import torch
-if torch.cuda.is_available():
+if os.path.exists("resume.pt"):
     lr = 0.1
 else:
     lr = 0.01
@@ -430,3 +431,31 @@ def test_a_launcher_s_training_function_in_another_module_is_read(tmp_path: Path
     md = extract_metadata(tmp_path, "python main.py --fname configs/run.yaml")
     assert (md.batch_size_per_device, md.epochs, md.learning_rate, md.precision) == (96, 12, 0.0005, "bf16")
     assert md.provenance["batch_size_per_device"].file == "src/train.py"
+
+
+GPU_CHECKS = """
+import argparse
+from functools import partial
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--precision", default=16, type=int)
+parser.add_argument("--amp-dtype", default="float16")
+args = parser.parse_args()
+args.gpus = torch.cuda.device_count()
+if not args.gpus:
+    args.precision = 32
+amp_dtype = torch.float16
+if args.amp_dtype == "bfloat16":
+    amp_dtype = torch.bfloat16
+amp_autocast = partial(torch.autocast, device_type="cuda", dtype=amp_dtype)
+"""
+
+
+def test_the_job_runs_on_gpus_and_partial_binds_a_consumer(tmp_path: Path) -> None:
+    """A scheduled job has GPUs: `if not args.gpus:` after `args.gpus = torch.cuda.device_count()` does not run, so
+    the precision setting stands; `partial(torch.autocast, dtype=…)` consumes the dtype the flag selects."""
+    write(tmp_path, {"train.py": GPU_CHECKS.replace("amp_autocast = partial", "# no autocast\\nunused = print")})
+    assert extract_metadata(tmp_path, "python train.py").precision == "fp16"  # precision 16 kept on GPUs
+    write(tmp_path, {"train.py": GPU_CHECKS})
+    assert extract_metadata(tmp_path, "python train.py --amp-dtype bfloat16").precision == "bf16"

@@ -333,7 +333,23 @@ class _Resolver:
             inner = self._truth(node.operand, scope, line, depth)
             return None if inner is None else not inner
         v = self.value(node, scope, line, depth)
+        if v is _UNKNOWN and self._asks_for_gpus(node, scope, line):
+            return True  # the job is scheduled on GPUs: `if not args.gpus:` after `args.gpus = device_count()` is false
         return bool(v) if isinstance(v, bool | int | float | str) and v is not _UNKNOWN else None
+
+    def _asks_for_gpus(self, node: ast.expr, scope: _Scope, line: int) -> bool:
+        """Whether ``node`` is ``torch.cuda.is_available()`` / ``device_count()``, or a name or attribute last
+        assigned one before ``line``."""
+        rhs: ast.expr | None = node
+        if isinstance(node, ast.Name | ast.Attribute):
+            key, rhs = _dotted(node), None
+            s: _Scope | None = scope
+            while s is not None and rhs is None and key:
+                table = s.assigns if isinstance(node, ast.Name) else s.attr_assigns
+                hits = [r for ln, r in table.get(key, []) if s is not scope or ln < line]
+                rhs = hits[-1] if hits else None
+                s = s.parent
+        return isinstance(rhs, ast.Call) and _callee(rhs) in ("is_available", "device_count")
 
     def _name(self, name: str, scope: _Scope, line: int, depth: int) -> Any:
         s: _Scope | None = scope
@@ -684,7 +700,11 @@ def _kwargs_any(call: ast.Call, names: tuple[str, ...]) -> bool:
 
 
 def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
-    """(field, argument expression, how) for every hyper-parameter ``call`` consumes."""
+    """(field, argument expression, how) for every hyper-parameter ``call`` consumes. ``partial(f, k=v)`` binds
+    what ``f`` will consume (``partial(torch.autocast, dtype=amp_dtype)``)."""
+    if _callee(call) == "partial" and call.args and isinstance(call.args[0], ast.Name | ast.Attribute):
+        bound = ast.Call(func=call.args[0], args=call.args[1:], keywords=call.keywords)
+        call = ast.copy_location(bound, call)
     name, dotted = _callee(call), _dotted(call.func)
     if name.endswith("DataLoader"):
         if (a := _args_of(call, ("batch_size",), 1)) is not None:
