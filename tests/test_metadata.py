@@ -909,3 +909,69 @@ def test_fire_with_a_dict_of_commands_exposes_each_command_s_defaults(tmp_path: 
     )
     md = extract_metadata(tmp_path, "python main.py run --learning_rate 0.2")
     assert (md.model_name, md.epochs, md.learning_rate, md.batch_size_per_device) == ("resnet18", 24, 0.2, 512)
+
+
+DEPTH_MODEL = """
+import torch.nn as nn
+
+
+class Bottleneck(nn.Module):
+    expansion = 4
+
+    def __init__(self, cin, planes):
+        super().__init__()
+        self.c1 = nn.Conv2d(cin, planes, 1, bias=False)
+        self.c2 = nn.Conv2d(planes, planes * 4, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(planes * 4)
+
+
+class ResNet(nn.Module):
+    def __init__(self, dataset, depth, num_classes):
+        super().__init__()
+        blocks = {50: [3, 4, 6, 3], 101: [3, 4, 23, 3]}[depth]
+        layers, cin = [], 64
+        for n, planes in zip(blocks, [64, 128, 256, 512]):
+            for _ in range(n):
+                layers.append(Bottleneck(cin, planes))
+                cin = planes * 4
+        self.layers = nn.Sequential(*layers)
+        self.fc = nn.Linear(cin, num_classes)
+"""
+
+DEPTH_TRAIN = """
+import argparse
+import torch
+import resnet as RN
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--dataset", default="cifar100")
+parser.add_argument("--depth", type=int, default=101)
+args = parser.parse_args()
+
+
+def main():
+    if args.dataset == "imagenet":
+        numberofclass = 1000
+    else:
+        numberofclass = 100
+    model = RN.ResNet(args.dataset, args.depth, numberofclass)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_family_class_built_with_a_depth_is_named_by_it(tmp_path: Path) -> None:
+    """`RN.ResNet(args.dataset, args.depth, numberofclass)` with `--depth 50`: the class received depth 50 and
+    resnet50 is a known architecture, so the model is ResNet-50; its count follows the class count of the branch
+    the dataset setting selects."""
+    (tmp_path / "resnet.py").write_text(DEPTH_MODEL)
+    (tmp_path / "train.py").write_text(DEPTH_TRAIN)
+    md = extract_metadata(tmp_path, "python train.py --dataset imagenet --depth 50")
+    assert md.model_name == "ResNet-50"
+    ns: dict[str, object] = {}
+    exec(compile(DEPTH_MODEL, "resnet.py", "exec"), ns)  # noqa: S102 - the test's own source, for ground truth
+    truth = sum(p.numel() for p in ns["ResNet"]("imagenet", 50, 1000).parameters())  # type: ignore[operator]
+    assert md.params_millions == round(truth / 1e6, 1)

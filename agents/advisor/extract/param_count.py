@@ -39,6 +39,7 @@ class ParamCounter(Evaluator):
         self._sizes: dict[int, tuple[Obj, int]] = {}  # id → (instance of a job's class, parameters it built)
         self._pure: dict[int, bool] = {}  # id of a function's node → whether it builds nothing
         self._templates: dict[int, tuple[Any, int]] = {}  # id → (a module deep-copied, its parameters)
+        self.arguments: dict[str, dict[str, Any]] = {}  # class → the arguments its first construction received
 
     def _snapshot(self) -> Any:
         return self._total
@@ -82,6 +83,7 @@ class ParamCounter(Evaluator):
         self._total, self._steps = 0, 0
         self._sizes.clear()
         self._templates.clear()
+        self.arguments = {}
         try:
             module_env = dict(self._module(file)[1])
             module_env.update(env)
@@ -277,6 +279,9 @@ class ParamCounter(Evaluator):
             env = dict(self._module(file)[1])
             env["__class__"] = callee
             self._bind(init, [obj, *args], kwargs, env, file)
+            if node.name not in self.arguments:  # what the model's constructor received (`depth=50`)
+                named = [*init.args.posonlyargs, *init.args.args[1:], *init.args.kwonlyargs]
+                self.arguments[node.name] = {a.arg: env.get(a.arg, UNKNOWN) for a in named}
             self._body(init.body, env, file)
             return obj
         if isinstance(node, ast.FunctionDef):
@@ -351,6 +356,7 @@ class ParamCounter(Evaluator):
         self._sizes.clear()
         try:
             self._templates.clear()
+            self.arguments = {}
             callee = self._module(file)[1].get(name)
             if not (isinstance(callee, tuple) and callee[0] == "def"):
                 return None

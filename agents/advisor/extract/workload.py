@@ -311,6 +311,21 @@ def _model_from_target(
     return _Model(f"{cls} ({'-'.join(sizes)})" if sizes else cls, mc, count)
 
 
+_DEPTH_ARGS: Final = ("depth", "model_depth", "resnet_depth", "num_layers", "n_layers", "layers")
+
+
+def _with_depth(cls: str, arguments: dict[str, object]) -> str:
+    """``ResNet`` built with ``depth=50`` is ResNet-50 when that is a known architecture (``resnet50``, ``vgg16``,
+    ``densenet121``): the family's name and the depth its constructor received."""
+    if any(c.isdigit() for c in cls):
+        return cls
+    for key in _DEPTH_ARGS:
+        depth = arguments.get(key)
+        if isinstance(depth, int) and not isinstance(depth, bool) and 8 <= depth <= 1001:
+            return f"{cls}-{depth}" if known_model(f"{cls.lower()}{depth}") is not None else cls
+    return cls
+
+
 def _model_from_call(
     ws: Workspace, ex: Extraction, counter: ParamCounter, call: tuple[str, ast.Call], prov: dict[str, FieldSource]
 ) -> _Model:
@@ -332,7 +347,7 @@ def _model_from_call(
             env[name] = ns  # `args.classes`, `hps.data.hop_length`, `cfg.model`: the merged settings
     count = counter.count_call(node, env, script)
     prov["model_name"] = FieldSource(file=script, line=node.lineno)
-    return _Model(cls, mc, count)
+    return _Model(_with_depth(cls, counter.arguments.get(cls, {})), mc, count)
 
 
 _TYPE_LEAVES: Final = frozenset(
