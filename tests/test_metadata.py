@@ -798,22 +798,23 @@ def test_ml_collections_get_config_a_base_model_registry_and_split_named_data_fi
 
 def test_a_self_attention_class_makes_a_transformer_and_a_character_vocabulary_sizes_it(tmp_path: Path) -> None:
     """A model whose blocks build the job's own ``CausalSelfAttention`` is a transformer (a language model, not an
-    MLP); a vocabulary made of the characters of the texts (``set(''.join(words))``) sizes its embedding, and the
-    ``--input-file`` it reads is its data."""
+    MLP); a vocabulary made of the characters of the texts (``set(''.join(words))``), which only the data file
+    tells, sizes its embedding by the GPT shape, and the ``--input-file`` it reads is its data."""
     (tmp_path / "makemore.py").write_text(
         "import argparse\nimport torch\nimport torch.nn as nn\n"
         "class CausalSelfAttention(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
         "        self.c_attn = nn.Linear(n, 3 * n)\n        self.c_proj = nn.Linear(n, n)\n"
         "class Block(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
         "        self.attn = CausalSelfAttention(n)\n        self.mlp = nn.Linear(n, 4 * n)\n"
-        "class Transformer(nn.Module):\n    def __init__(self, n_layer, n_embd):\n        super().__init__()\n"
+        "class Transformer(nn.Module):\n    def __init__(self, n_layer, n_embd, vocab_size):\n        super().__init__()\n"
+        "        self.wte = nn.Embedding(vocab_size, n_embd)\n"
         "        self.h = nn.ModuleList([Block(n_embd) for _ in range(n_layer)])\n"
         "        self.lm_head = nn.Linear(n_embd, 27, bias=False)\n"
         "p = argparse.ArgumentParser()\np.add_argument('--input-file', '-i', default='names.txt')\n"
         "p.add_argument('--n-layer', type=int, default=4)\np.add_argument('--n-embd', type=int, default=64)\n"
         "p.add_argument('--learning-rate', type=float, default=5e-4)\nargs = p.parse_args()\n"
         "words = open(args.input_file).read().splitlines()\nchars = sorted(list(set(''.join(words))))\n"
-        "model = Transformer(args.n_layer, args.n_embd)\n"
+        "model = Transformer(args.n_layer, args.n_embd, len(chars) + 1)\n"
         "optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate)\n"
     )
     md = extract_metadata(tmp_path, "python makemore.py -i names.txt")
@@ -975,3 +976,42 @@ def test_a_family_class_built_with_a_depth_is_named_by_it(tmp_path: Path) -> Non
     exec(compile(DEPTH_MODEL, "resnet.py", "exec"), ns)  # noqa: S102 - the test's own source, for ground truth
     truth = sum(p.numel() for p in ns["ResNet"]("imagenet", 50, 1000).parameters())  # type: ignore[operator]
     assert md.params_millions == round(truth / 1e6, 1)
+
+
+CONFIGURATOR_TRAIN = """
+import torch
+import torch.nn as nn
+from dataclasses import dataclass
+
+vocab_size = 32000
+dim = 32
+exec(open("configurator.py").read())
+
+
+@dataclass
+class Args:
+    vocab_size: int = 100
+    dim: int = 8
+
+
+class Net(nn.Module):
+    def __init__(self, args):
+        super().__init__()
+        self.emb = nn.Embedding(args.vocab_size, args.dim)
+        self.head = nn.Linear(args.dim, args.vocab_size)
+
+
+model_args = dict(vocab_size=vocab_size, dim=dim)
+model = Net(Args(**model_args))
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+"""
+
+
+def test_a_module_global_the_command_line_sets_reaches_the_model(tmp_path: Path) -> None:
+    """nanoGPT-style `exec(open("configurator.py").read())`: `--vocab_size=4096` replaces the module global the
+    model's dataclass config is built from, so the count is the command's model, not the default's."""
+    (tmp_path / "train.py").write_text(CONFIGURATOR_TRAIN)
+    (tmp_path / "configurator.py").write_text("import sys\n")
+    md = extract_metadata(tmp_path, "python train.py --vocab_size=4096")
+    want = 4096 * 32 + (32 * 4096 + 4096)  # the embedding, and the head's weight and bias
+    assert md.params_millions == float(f"{want / 1e6:.3g}")

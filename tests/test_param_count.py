@@ -424,3 +424,45 @@ def test_a_function_s_parameters_come_from_its_call_site_and_config_files(tmp_pa
         n for n in ast.walk(ast.parse(CALLER)) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "main"
     )
     assert counter.count_call(outer, counter.values_at(outer, "train.py", settings), "train.py") == truth
+
+
+TIED = """
+from dataclasses import dataclass, field
+from typing import NamedTuple
+import torch.nn as nn
+
+
+@dataclass
+class ModelArgs:
+    dim: int = 64
+    n_layers: int = 2
+    vocab_size: int = 320
+    hidden: list = field(default_factory=list)
+
+
+class Shape(NamedTuple):
+    width: int
+    depth: int = 1
+
+
+class LM(nn.Module):
+    def __init__(self, args, shape):
+        super().__init__()
+        self.tok = nn.Embedding(args.vocab_size, args.dim)
+        self.layers = nn.ModuleList([nn.Linear(args.dim, args.dim) for _ in range(args.n_layers)])
+        self.extra = nn.Linear(shape.width, args.dim)
+        self.out = nn.Linear(args.dim, args.vocab_size, bias=False)
+        self.tok.weight = self.out.weight
+"""
+
+
+def test_dataclass_configs_and_tied_weights_count_as_torch_does(tmp_path: Path) -> None:
+    """A `@dataclass` / `NamedTuple` config built with keyword and positional arguments holds its fields (defaults
+    under the arguments), and `self.tok.weight = self.out.weight` ties one tensor, counted once as torch does."""
+    (tmp_path / "lm.py").write_text(TIED)
+    ns: dict[str, object] = {}
+    exec(compile(TIED, "lm.py", "exec"), ns)  # noqa: S102 - the test's own source, for ground truth
+    net = ns["LM"](ns["ModelArgs"](dim=48, vocab_size=500), ns["Shape"](24))  # type: ignore[operator]
+    truth = sum(p.numel() for p in net.parameters())
+    call = ast.parse("LM(ModelArgs(dim=48, vocab_size=500), Shape(24))").body[0].value  # type: ignore[attr-defined]
+    assert ParamCounter(Workspace(tmp_path)).count_call(call, {}, "lm.py") == truth

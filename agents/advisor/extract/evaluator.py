@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from schedmate.agents.advisor.extract.budget import charge_nodes, check_size
 from schedmate.agents.advisor.extract.config_sources import load_structured, nest_flat
-from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Tensor
+from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Tensor, Weight
 from schedmate.agents.advisor.extract.workspace import Workspace
 
 __all__ = ["Callee", "Evaluator", "builds_nothing"]
@@ -377,6 +377,8 @@ class Evaluator:
                 return obj[node.attr]
             if isinstance(obj, Layer) and obj.width and node.attr in _WIDTHS:
                 return obj.width  # `nn.Conv2d(vgg[v].out_channels, …)`
+            if isinstance(obj, Layer) and obj.weight and node.attr == "weight":
+                return Weight(obj.weight)
             return UNKNOWN
         if isinstance(node, ast.BinOp):
             return self._binop(type(node.op), self._expr(node.left, env, file), self._expr(node.right, env, file))

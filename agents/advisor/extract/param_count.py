@@ -16,7 +16,7 @@ from typing import Any, Final
 from schedmate.agents.advisor.extract.evaluator import Callee, Evaluator, builds_nothing
 from schedmate.agents.advisor.extract.known import known_model
 from schedmate.agents.advisor.extract.torch_layers import torch_call
-from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, namespace
+from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Weight, namespace
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
 
@@ -40,6 +40,7 @@ class ParamCounter(Evaluator):
         self._pure: dict[int, bool] = {}  # id of a function's node → whether it builds nothing
         self._templates: dict[int, tuple[Any, int]] = {}  # id → (a module deep-copied, its parameters)
         self.arguments: dict[str, dict[str, Any]] = {}  # class → the arguments its first construction received
+        self._globals: dict[str, dict[str, Any]] = {}  # file → module globals the command line or a config sets
 
     def _snapshot(self) -> Any:
         return self._total
@@ -112,10 +113,22 @@ class ParamCounter(Evaluator):
             return
         super()._stmt(node, env, file, module_level)
 
+    def _assign(self, target: ast.expr, value: Any, env: dict[str, Any], file: str) -> None:
+        if isinstance(target, ast.Attribute) and target.attr == "weight" and isinstance(value, Weight):
+            owner = self._expr(target.value, env, file)
+            if isinstance(owner, Layer) and owner.weight == value.numel:  # tied weights: one tensor, counted once
+                self._total -= owner.weight
+                owner.params -= owner.weight
+                owner.weight = 0
+            return
+        super()._assign(target, value, env, file)
+
     # --- values that reach a call --------------------------------------------------------------
-    def bind_settings(self, file: str, settings: Obj) -> None:
+    def bind_settings(self, file: str, settings: Obj, overrides: dict[str, Any] | None = None) -> None:
         """Module-level names of ``file`` that hold the job's settings (``opt = parser.parse_args()``) become the
-        merged settings ``settings``, so the classes the module defines read them (``nn.Linear(opt.latent_dim, …)``)."""
+        merged settings ``settings``, so the classes the module defines read them (``nn.Linear(opt.latent_dim, …)``);
+        a module global the command line or a config file sets (``overrides``: nanoGPT's configurator ``exec``)
+        holds that value."""
         try:
             tree, env = self._module(file)
         except AbortError:
@@ -124,6 +137,11 @@ class ParamCounter(Evaluator):
             for name in _settings_targets(node):
                 if env.get(name, UNKNOWN) is UNKNOWN:
                     env[name] = settings
+            if overrides and isinstance(node, ast.Assign | ast.AnnAssign):
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    if isinstance(target, ast.Name) and target.id in overrides:
+                        env[target.id] = overrides[target.id]
+                        self._globals.setdefault(file, {})[target.id] = overrides[target.id]
 
     def values_at(self, call: ast.Call, file: str, settings: Obj) -> dict[str, Any]:
         """What the names hold where ``call`` (a statement of ``file``) runs: the statements before it, in its
@@ -182,6 +200,8 @@ class ParamCounter(Evaluator):
                 if stmt.lineno > call.lineno:
                     return
                 self._run(stmt, env, file, settings)
+                if body is tree.body:  # a module global the command line sets keeps that value
+                    env.update(self._globals.get(file, {}))
                 continue
             if isinstance(stmt, ast.FunctionDef):
                 env.update(self._parameters(tree, stmt, file, settings, depth))
@@ -266,11 +286,29 @@ class ParamCounter(Evaluator):
             self._sizes[id(value)] = (value, self._total - before)  # (the object is kept so its id stays its own)
         return value
 
+    def _record(self, node: ast.ClassDef, callee: Callee, args: list[Any], kwargs: dict[str, Any]) -> Obj:
+        """An instance of a dataclass / NamedTuple: its annotated fields in order, defaults under the arguments."""
+        env = dict(self._module(callee[2])[1])
+        fields: dict[str, Any] = {}
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                name = stmt.target.id
+                default = stmt.value
+                if isinstance(default, ast.Call) and getattr(default.func, "id", "") == "field":
+                    default = next((k.value for k in default.keywords if k.arg == "default"), None)
+                fields[name] = self._expr(default, env, callee[2]) if default is not None else UNKNOWN
+        for name, value in zip(list(fields), args, strict=False):
+            fields[name] = value
+        fields.update({k: v for k, v in kwargs.items() if k in fields})
+        return Obj(attrs=fields, cls=node.name, origin=callee)
+
     def _invoke_body(self, callee: Callee, args: list[Any], kwargs: dict[str, Any]) -> Any:
         _, node, file = callee
         if isinstance(node, ast.ClassDef):
             obj = Obj(cls=node.name, origin=callee)
             init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+            if init is None and _is_record_class(node):  # `ModelArgs(**model_args)`, `GPTConfig(n_layer=12)`
+                return self._record(node, callee, args, kwargs)
             if init is None:
                 base = self._base_of(node, file)
                 if base is not None:
@@ -364,6 +402,14 @@ class ParamCounter(Evaluator):
         except (AbortError, RecursionError, ArithmeticError, TypeError, ValueError, IndexError, KeyError):
             return None
         return self._result(built)
+
+
+def _is_record_class(node: ast.ClassDef) -> bool:
+    """A class whose constructor takes its annotated fields: ``@dataclass`` or a ``NamedTuple``."""
+    decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list]
+    names = {d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "") for d in decorators}
+    bases = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases}
+    return "dataclass" in names or "NamedTuple" in bases
 
 
 def _reachable(root: Obj, limit: int = 200_000) -> set[int]:

@@ -54,10 +54,11 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
         return (list(args[0]) if name != "Sequential" and args and isinstance(args[0], list | tuple) else list(args)), 0
     if name == "ModuleDict":
         return (dict(args[0]) if args and isinstance(args[0], dict) else {}), 0
-    n, out, width = 0, 0, 0
+    n, out, width, weight = 0, 0, 0, 0
     if name in ("Linear", "MergedLinear"):  # (loralib's LoRA layers: the frozen weight; the low-rank A/B are small)
         out = width = arg(1, "out_features")
-        n = arg(0, "in_features") * arg(1, "out_features") + (arg(1, "out_features") if arg(99, "bias", True) else 0)
+        weight = arg(0, "in_features") * arg(1, "out_features")
+        n = weight + (arg(1, "out_features") if arg(99, "bias", True) else 0)
     elif name in ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"):
         dims = int(name[-2])
         k = arg(2, "kernel_size")
@@ -66,7 +67,8 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
         cin, cout = arg(0, "in_channels"), arg(1, "out_channels")
         out = cin if "Transpose" in name else cout  # weight_norm's dim 0 of a transposed conv is its input
         width = cout
-        n = cin * cout * ksize // groups + (cout if kw.get("bias", True) else 0)
+        weight = cin * cout * ksize // groups
+        n = weight + (cout if kw.get("bias", True) else 0)
     elif name.startswith(("BatchNorm", "InstanceNorm", "SyncBatchNorm")):
         affine = kw.get("affine", not name.startswith("InstanceNorm"))
         n = 2 * arg(0, "num_features") if affine else 0
@@ -79,7 +81,7 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
     elif name == "PReLU":
         n = args[0] if args and isinstance(args[0], int) else kw.get("num_parameters", 1)
     elif name == "Embedding":
-        n = arg(0, "num_embeddings") * arg(1, "embedding_dim")
+        n = weight = arg(0, "num_embeddings") * arg(1, "embedding_dim")
         width = arg(1, "embedding_dim")
     elif name in ("LSTM", "GRU", "RNN"):
         gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[name]
@@ -116,4 +118,5 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
         return Layer(0), 0
     else:
         return UNKNOWN, 0
-    return Layer(int(n), int(out), width if isinstance(width, int) else 0), int(n)
+    known = [v if isinstance(v, int) else 0 for v in (width, weight)]
+    return Layer(int(n), int(out), known[0], known[1]), int(n)

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["UNKNOWN", "AbortError", "Layer", "Obj", "Tensor", "namespace", "prod"]
+__all__ = ["UNKNOWN", "AbortError", "Layer", "Obj", "Tensor", "Weight", "namespace", "prod"]
 
 
 class _Unknown:
@@ -43,6 +43,14 @@ class Layer:
     params: int
     out: int = 0  # output features/channels (weight_norm adds one gain per output)
     width: int = 0  # what it outputs: out_channels, out_features, num_features, embedding_dim (0: not known)
+    weight: int = 0  # elements of its `.weight` (0: not known), for weights tied to another layer's
+
+
+@dataclass(frozen=True)
+class Weight:
+    """A layer's ``.weight``, read to be shared (``self.tok_embeddings.weight = self.output.weight``)."""
+
+    numel: int
 
 
 @dataclass

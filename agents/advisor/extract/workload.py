@@ -340,7 +340,8 @@ def _model_from_call(
         mc = inline_model(node, script)
         cls = f"{cls} ({', '.join(dict.fromkeys(c for c in mc.layer_calls if c not in _ACTIVATIONS))})"
     ns = namespace({k: v.value for k, v in ex.values.items()})
-    counter.bind_settings(script, ns)  # `opt = parser.parse_args()` at module level, read by the script's classes
+    given = {k: v.value for k, v in ex.values.items() if v.source != script and "." not in k}
+    counter.bind_settings(script, ns, given)  # `opt = parser.parse_args()` at module level, read by its classes
     env = counter.values_at(node, script, ns)  # `num_classes = 1000 if args.dataset == "imagenet" else 100`
     for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - set(dir(builtins)):
         if env.get(name, UNKNOWN) is UNKNOWN:
@@ -604,14 +605,14 @@ def _params(
     if pretrained is not None:
         name = str(pretrained.value)  # the table's exact count, else the stated size, else a lower-case size token
         params = _known_size(name) or _params_from_name(name) or _params_from_name(name, _SIZE_TOKEN_LOWER)
+    if params is None and count:  # the job's own model, counted by following its code
+        params = float(f"{count / 1e6:.3g}") if count < 1e6 else round(count / 1e6, 1)
     if (
         params is None and model_type in (None, "decoder_only_transformer")
         and ex.get("n_layer", "num_layers", "num_hidden_layers", "n_layers") is not None
     ):  # fmt: skip
         char_level = "char" in (dataset or "").lower() or _CHAR_VOCAB.search(ex.code) is not None
         params = _gpt_params(ex, char_level=char_level)  # a GPT's shape (not an LSTM's)
-    if params is None and count:
-        params = float(f"{count / 1e6:.3g}") if count < 1e6 else round(count / 1e6, 1)
     return params
 
 
