@@ -1015,3 +1015,86 @@ def test_a_module_global_the_command_line_sets_reaches_the_model(tmp_path: Path)
     md = extract_metadata(tmp_path, "python train.py --vocab_size=4096")
     want = 4096 * 32 + (32 * 4096 + 4096)  # the embedding, and the head's weight and bias
     assert md.params_millions == float(f"{want / 1e6:.3g}")
+
+
+VGG_MODELS = """
+import torch.nn as nn
+
+NEG = -(1, 2)
+cfg = {"A": [8, "M", 16, "M"], "D": [8, 8, "M", 16, 16, "M", 32, "M"]}
+
+
+class VGG(nn.Module):
+    def __init__(self, features, num_class=100):
+        super().__init__()
+        self.features = features
+        self.classifier = nn.Sequential(nn.Linear(32, 64), nn.ReLU(inplace=True), nn.Linear(64, num_class))
+
+
+def make_layers(cfg, batch_norm=False):
+    layers, cin = [], 3
+    for v in cfg:
+        if v == "M":
+            layers += [nn.MaxPool2d(2)]
+            continue
+        layers += [nn.Conv2d(cin, v, kernel_size=3, padding=1)]
+        if batch_norm:
+            layers += [nn.BatchNorm2d(v)]
+        cin = v
+        if cin >= 1024:
+            break
+    return nn.Sequential(*layers)
+
+
+def vgg16_bn():
+    if True:
+        return VGG(make_layers(cfg["D"], batch_norm=True))
+    return VGG(make_layers(cfg["A"]))
+"""
+
+VGG_UTILS = """
+import sys
+
+
+def get_network(args):
+    if args.net == "vgg16":
+        from models.vgg import vgg16_bn
+        net = vgg16_bn()
+    else:
+        print("the network name you have entered is not supported yet")
+        sys.exit()
+    if args.gpu:
+        net = net.cuda()
+    return net
+"""
+
+VGG_TRAIN = """
+import argparse
+import torch
+from utils import get_network
+
+parser = argparse.ArgumentParser()
+parser.add_argument("-net", type=str, required=True)
+parser.add_argument("-gpu", action="store_true", default=False)
+args = parser.parse_args()
+net = get_network(args)
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+"""
+
+
+def test_a_factory_function_of_the_job_is_followed_and_its_count_outranks_the_known_size(tmp_path: Path) -> None:
+    """`net = get_network(args)`: the interpreter follows the job's factory (an import inside it, a branch on the
+    setting, `continue`/`break` in the layer loop, an early `return`, `net.cuda()` returning the module). The flag
+    names a known architecture (vgg16), which names the model, but the job's own CIFAR VGG-16 is what it trains, so
+    the count is the job's (torch's count of the same source), not torchvision's 138 M."""
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "__init__.py").write_text("")
+    (tmp_path / "models" / "vgg.py").write_text(VGG_MODELS)
+    (tmp_path / "utils.py").write_text(VGG_UTILS)
+    (tmp_path / "train.py").write_text(VGG_TRAIN)
+    md = extract_metadata(tmp_path, "python train.py -net vgg16 -gpu")
+    ns: dict[str, object] = {}
+    exec(compile(VGG_MODELS.replace("NEG = -(1, 2)", ""), "vgg.py", "exec"), ns)  # noqa: S102 - ground truth
+    truth = sum(p.numel() for p in ns["vgg16_bn"]().parameters())  # type: ignore[operator]
+    assert md.model_name == "vgg16"
+    assert md.params_millions == float(f"{truth / 1e6:.3g}")

@@ -10,6 +10,7 @@ it cannot evaluate is ``UNKNOWN``, and branching or looping on one aborts.
 from __future__ import annotations
 
 import ast
+import contextlib
 import itertools
 import math
 import operator
@@ -82,6 +83,8 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool) and abs(v) < 1e300
 
 
+_RETURNS_SELF: Final = frozenset({"cuda", "to", "cpu", "half", "float", "double", "bfloat16", "train", "eval",
+                                   "requires_grad_", "to_empty"})  # fmt: skip
 _DATA_TYPES: Final = frozenset({"Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "Variable", "Path"})
 _RAISED: Final = ("Error", "Exception", "Warning")  # `raise RuntimeError(...)` builds no layer
 _GROWS: Final = frozenset({"append", "extend", "insert", "add_module", "register_parameter", "update", "setattr"})
@@ -122,6 +125,18 @@ def _base_names(value: Any) -> set[str]:
     if not (isinstance(origin, tuple) and len(origin) == 3 and isinstance(origin[1], ast.ClassDef)):
         return set()
     return {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in origin[1].bases}
+
+
+class _Returned(Exception):  # noqa: N818 - control flow, not an error
+    """A ``return`` ran: the function's remaining statements do not."""
+
+
+class _Continue(Exception):  # noqa: N818
+    """A ``continue`` ran in a loop body."""
+
+
+class _Break(Exception):  # noqa: N818
+    """A ``break`` ran in a loop body."""
 
 
 def _builds_nothing(node: ast.If | ast.For) -> bool:
@@ -310,10 +325,27 @@ class Evaluator:
                 raise AbortError("loop over an unknown")
             for item in itertools.islice(it, 10_000):
                 self._assign(node.target, item, env, file)
-                self._body(node.body, env, file)
+                try:
+                    self._body(node.body, env, file)
+                except _Continue:
+                    continue
+                except _Break:
+                    break
         elif isinstance(node, ast.Return):
             env["__return__"] = self._expr(node.value, env, file) if node.value else None
-        # other statements (assert, raise, with, try, pass, ...) create no layers we can size
+            raise _Returned
+        elif isinstance(node, ast.Continue):
+            raise _Continue
+        elif isinstance(node, ast.Break):
+            raise _Break
+        elif isinstance(node, ast.With):
+            self._body(node.body, env, file)  # `with torch.no_grad(): ...`: its statements run
+        # other statements (assert, raise, try, pass, ...) create no layers we can size
+
+    def _function_body(self, body: list[ast.stmt], env: dict[str, Any], file: str) -> None:
+        """A function's statements, up to the first ``return`` that runs."""
+        with contextlib.suppress(_Returned):
+            self._body(body, env, file)
 
     def _assign(self, target: ast.expr, value: Any, env: dict[str, Any], file: str) -> None:
         if isinstance(target, ast.Name):
@@ -388,7 +420,13 @@ class Evaluator:
                 return UNKNOWN
             if isinstance(node.op, ast.Not):
                 return not v
-            return -v if isinstance(node.op, ast.USub) else v
+            if not isinstance(v, int | float):
+                return UNKNOWN
+            return (
+                -v
+                if isinstance(node.op, ast.USub)
+                else (~v if isinstance(node.op, ast.Invert) and isinstance(v, int) else v)
+            )
         if isinstance(node, ast.BoolOp):
             vals = [self._expr(v, env, file) for v in node.values]
             if any(v is UNKNOWN for v in vals):
@@ -512,6 +550,8 @@ class Evaluator:
             method = self._member(target.origin, name) if isinstance(target, Obj) else None
             if method is not None and isinstance(method[1], ast.FunctionDef):  # `self._make_layer(...)`
                 return self._invoke(method, [target, *args], kwargs)
+            if isinstance(target, Obj | Layer) and name in _RETURNS_SELF:
+                return target  # `net = net.cuda()`: nn.Module's device and mode methods return the module
             if isinstance(target, tuple) and target and target[0] == "module":
                 callee = self._module(target[1])[1].get(name, UNKNOWN) if target[1] else UNKNOWN
                 if isinstance(callee, tuple) and callee[0] == "def":

@@ -560,7 +560,7 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
             frameworks.append("PyTorch FSDP")  # the job's own code wraps the model in torch's FSDP
     ident = WorkloadIdentity()
     with st.step("workload"):
-        ident = identify_workload(ws, ex, t.prov)
+        ident = identify_workload(ws, ex, t.prov, st.cuts)
     precision = "fp32"
     with st.step("precision"):
         precision = _precision(ex)

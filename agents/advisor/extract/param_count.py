@@ -40,6 +40,9 @@ class ParamCounter(Evaluator):
         self._pure: dict[int, bool] = {}  # id of a function's node → whether it builds nothing
         self._templates: dict[int, tuple[Any, int]] = {}  # id → (a module deep-copied, its parameters)
         self.arguments: dict[str, dict[str, Any]] = {}  # class → the arguments its first construction received
+        self.built: Any = None  # what the last count_call's expression evaluated to
+        self.cuts: list[str] = []  # counts stopped by recursion or the step budget
+        self._handed: dict[int, tuple[Any, int]] = {}  # modules built before the call (values_at) → parameters
         self._globals: dict[str, dict[str, Any]] = {}  # file → module globals the command line or a config sets
 
     def _snapshot(self) -> Any:
@@ -61,8 +64,8 @@ class ParamCounter(Evaluator):
             for node in tree.body:  # module-level imports, classes, functions and constants
                 try:
                     self._stmt(node, env, file, module_level=True)
-                except AbortError:
-                    continue
+                except _SLICE_ERRORS:
+                    continue  # (`X = -SOME_TUPLE`: a constant it cannot evaluate is skipped, not fatal)
             self._total = saved
         return self._modules[file]
 
@@ -80,26 +83,37 @@ class ParamCounter(Evaluator):
             return {}
 
     def count_call(self, call: ast.Call, env: dict[str, Any], file: str) -> int | None:
-        """Parameters created by evaluating ``call`` (a constructor call in ``file``) under ``env``."""
+        """Parameters created by evaluating ``call`` (a constructor call in ``file``) under ``env``; with ``env``
+        from :meth:`values_at`, modules built before the call that the model holds count too."""
+        passed = {id(v) for v in env.values()}
+        self._handed = {k: entry for k, entry in self._handed.items() if k in passed}
         self._total, self._steps = 0, 0
         self._sizes.clear()
         self._templates.clear()
         self.arguments = {}
+        self.built = None
         try:
             module_env = dict(self._module(file)[1])
             module_env.update(env)
-            built = self._expr(call, module_env, file)
-        except (AbortError, RecursionError, ArithmeticError, TypeError, ValueError, IndexError, KeyError):
+            self.built = built = self._expr(call, module_env, file)
+        except (AbortError, RecursionError, ArithmeticError, TypeError, ValueError, IndexError, KeyError) as exc:
+            self._note(exc)
             return None
         return self._result(built)
+
+    def _note(self, exc: BaseException) -> None:
+        """Say why a count stopped when it ran out of recursion or of its step budget (not merely unknown)."""
+        if isinstance(exc, RecursionError) or self._steps > self.max_steps:
+            self.cuts.append(f"parameter count: {type(exc).__name__}: {str(exc)[:120]}")
 
     def _result(self, built: Any) -> int | None:
         """The total, less the templates that were only copied: ``block = Block(…)`` then ``nn.ModuleList([copy.
         deepcopy(block) for _ in range(n)])`` trains the copies, not ``block`` (unless the model holds it too)."""
         total = self._total
-        if self._templates and isinstance(built, Obj):
+        if (self._templates or self._handed) and isinstance(built, Obj):
             held = _reachable(built)
             total -= sum(size for key, (_, size) in self._templates.items() if key not in held)
+            total += sum(size for key, (_, size) in self._handed.items() if key in held)  # `Projector(encoder)`
         return total if total > 0 else None
 
     def _stmt(self, node: ast.stmt, env: dict[str, Any], file: str, module_level: bool = False) -> None:
@@ -161,6 +175,8 @@ class ParamCounter(Evaluator):
         except _SLICE_ERRORS:
             pass
         self._total = 0
+        self._handed = {id(v): (v, self._sizes[id(v)][1]) for v in env.values() if id(v) in self._sizes}
+        self._handed.update({id(v): (v, v.params) for v in env.values() if isinstance(v, Layer)})
         return env
 
     def _parameters(
@@ -320,7 +336,7 @@ class ParamCounter(Evaluator):
             if node.name not in self.arguments:  # what the model's constructor received (`depth=50`)
                 named = [*init.args.posonlyargs, *init.args.args[1:], *init.args.kwonlyargs]
                 self.arguments[node.name] = {a.arg: env.get(a.arg, UNKNOWN) for a in named}
-            self._body(init.body, env, file)
+            self._function_body(init.body, env, file)
             return obj
         if isinstance(node, ast.FunctionDef):
             env = dict(self._module(file)[1])
@@ -328,12 +344,14 @@ class ParamCounter(Evaluator):
             if id(node) not in self._pure:
                 self._pure[id(node)] = builds_nothing(node)
             if not self._pure[id(node)]:
-                self._body(node.body, env, file)
+                self._function_body(node.body, env, file)
                 return env.get("__return__", UNKNOWN)
             saved = self._total
             try:  # `is_dist_avail_and_initialized()`, `get_rank()`: a function that builds nothing adds nothing
-                self._body(node.body, env, file)
+                self._function_body(node.body, env, file)
             except AbortError:
+                if self._steps > self.max_steps:
+                    raise  # the budget is spent: that ends the count, whatever the function is
                 self._total = saved
                 return UNKNOWN
             return env.get("__return__", UNKNOWN)
@@ -363,7 +381,7 @@ class ParamCounter(Evaluator):
         benv = dict(self._module(base[2])[1])
         benv["__class__"] = base
         self._bind(init, [env.get("self", Obj()), *args], kwargs, benv, base[2])
-        self._body(init.body, benv, base[2])
+        self._function_body(init.body, benv, base[2])
         return None
 
     def _bind(
@@ -394,12 +412,14 @@ class ParamCounter(Evaluator):
         self._sizes.clear()
         try:
             self._templates.clear()
+            self._handed = {}
             self.arguments = {}
             callee = self._module(file)[1].get(name)
             if not (isinstance(callee, tuple) and callee[0] == "def"):
                 return None
             built = self._invoke(callee, [], dict(kwargs))
-        except (AbortError, RecursionError, ArithmeticError, TypeError, ValueError, IndexError, KeyError):
+        except (AbortError, RecursionError, ArithmeticError, TypeError, ValueError, IndexError, KeyError) as exc:
+            self._note(exc)
             return None
         return self._result(built)
 

@@ -12,7 +12,7 @@ import ast
 import builtins
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from schedmate.agents.advisor.extract.collect import Extraction
 from schedmate.agents.advisor.extract.config_sources import Value
@@ -28,6 +28,7 @@ from schedmate.agents.advisor.extract.identity import (
 )
 from schedmate.agents.advisor.extract.known import known_model
 from schedmate.agents.advisor.extract.param_count import UNKNOWN, ParamCounter, namespace
+from schedmate.agents.advisor.extract.values import Obj
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.schemas.jobs_metadata import FieldSource
 
@@ -326,6 +327,22 @@ def _with_depth(cls: str, arguments: dict[str, object]) -> str:
     return cls
 
 
+def _counted(
+    ws: Workspace, ex: Extraction, counter: ParamCounter, node: ast.Call, script: str
+) -> tuple[dict[str, Any], int | None, Any]:
+    """Count the parameters ``node`` (a call in the entry script) builds, with the values that reach it: (the names'
+    values, the count, the value built)."""
+    ns = namespace({k: v.value for k, v in ex.values.items()})
+    given = {k: v.value for k, v in ex.values.items() if v.source != script and "." not in k}
+    counter.bind_settings(script, ns, given)  # `opt = parser.parse_args()` at module level, read by its classes
+    env = counter.values_at(node, script, ns)  # `num_classes = 1000 if args.dataset == "imagenet" else 100`
+    for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - set(dir(builtins)):
+        if env.get(name, UNKNOWN) is UNKNOWN:
+            env[name] = ns  # `args.classes`, `hps.data.hop_length`, `cfg.model`: the merged settings
+    count = counter.count_call(node, env, script)
+    return env, count, counter.built
+
+
 def _model_from_call(
     ws: Workspace, ex: Extraction, counter: ParamCounter, call: tuple[str, ast.Call], prov: dict[str, FieldSource]
 ) -> _Model:
@@ -339,16 +356,35 @@ def _model_from_call(
     if mc is None and cls in ("Sequential", "ModuleList", "ModuleDict"):  # a model built inline
         mc = inline_model(node, script)
         cls = f"{cls} ({', '.join(dict.fromkeys(c for c in mc.layer_calls if c not in _ACTIVATIONS))})"
-    ns = namespace({k: v.value for k, v in ex.values.items()})
-    given = {k: v.value for k, v in ex.values.items() if v.source != script and "." not in k}
-    counter.bind_settings(script, ns, given)  # `opt = parser.parse_args()` at module level, read by its classes
-    env = counter.values_at(node, script, ns)  # `num_classes = 1000 if args.dataset == "imagenet" else 100`
-    for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - set(dir(builtins)):
-        if env.get(name, UNKNOWN) is UNKNOWN:
-            env[name] = ns  # `args.classes`, `hps.data.hop_length`, `cfg.model`: the merged settings
-    count = counter.count_call(node, env, script)
+    count = _counted(ws, ex, counter, node, script)[1]
     prov["model_name"] = FieldSource(file=script, line=node.lineno)
     return _Model(_with_depth(cls, counter.arguments.get(cls, {})), mc, count)
+
+
+def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, prov: dict[str, FieldSource]) -> _Model:
+    """``net = get_network(args)``: a function of the job that builds the model however it likes (imports inside
+    it, branches on the settings); the interpreter follows it, and the class of what it returns names the model."""
+    script = ex.launch.script or ""
+    try:
+        tree = ast.parse(ex.code)
+    except SyntaxError:
+        return _Model()
+    module_env = counter.module_env(script)
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and re.search(r"model|net", node.targets[0].id, re.I) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name)
+        ):  # fmt: skip
+            continue
+        fn = module_env.get(node.value.func.id)
+        if not (isinstance(fn, tuple) and fn[0] == "def" and isinstance(fn[1], ast.FunctionDef)):
+            continue  # (a job function, not a class: a class constructor was already looked for)
+        _, count, built = _counted(ws, ex, counter, node.value, script)
+        if isinstance(built, Obj) and built.cls and count is not None:
+            prov["model_name"] = FieldSource(file=script, line=node.lineno)
+            return _Model(built.cls, None, count)  # (a known architecture a setting names still names it)
+    return _Model()
 
 
 _TYPE_LEAVES: Final = frozenset(
@@ -659,19 +695,32 @@ def _vocabulary(ex: Extraction, words: re.Pattern[str], enough: int = 60) -> boo
     return count >= enough
 
 
-def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource]) -> WorkloadIdentity:
-    """Model name, type, parameters, dataset and task; ``prov`` gets where each came from."""
+def identify_workload(
+    ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], cuts: list[str] | None = None
+) -> WorkloadIdentity:
+    """Model name, type, parameters, dataset and task; ``prov`` gets where each came from, ``cuts`` why a parameter
+    count stopped (recursion, the step budget)."""
+    counter = ParamCounter(ws)
+    try:
+        return _identify(ws, ex, prov, counter)
+    finally:
+        if cuts is not None:
+            cuts.extend(dict.fromkeys(counter.cuts))
+
+
+def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], counter: ParamCounter) -> WorkloadIdentity:
     ident = WorkloadIdentity()
     script = ex.launch.script or ""
     found_pretrained = _pretrained(ex)
     title = readme_title(ws)
-    counter = ParamCounter(ws)
     target = _hydra_target(ex)
     call = _model_call(ex, ws) if target is None and script.endswith(".py") else None
     if target is not None:
         model = _model_from_target(ws, ex, counter, target, prov)
     elif call is not None:
         model = _model_from_call(ws, ex, counter, call, prov)
+    elif script.endswith(".py"):
+        model = _model_from_factory(ws, ex, counter, prov)
     else:
         model = _Model()
     if model.name is None and found_pretrained is None:
@@ -707,6 +756,8 @@ def identify_workload(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource
     ident.model_type = model_type_of(names, model.cls) or model_type_of([family], None)
     ident.dataset = _dataset(ex, title, prov)
     sized = pretrained
+    if found_pretrained is not None and found_pretrained[0] == "flag" and model.count is not None:
+        sized = None  # the job builds the named architecture with its own code (a CIFAR VGG-16): its count is the job's
     if sized is None and shape_name and shaped is not None:
         sized = Value(shape_name, shaped.file, shaped.line)
     ident.params_millions = _params(ex, sized, ident.dataset, model.count, ident.model_type)
