@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import torch
+
 from schedmate.agents.advisor.extract.metadata import extract_metadata
 
 TRAIN = """
@@ -1098,3 +1100,125 @@ def test_a_factory_function_of_the_job_is_followed_and_its_count_outranks_the_kn
     truth = sum(p.numel() for p in ns["vgg16_bn"]().parameters())  # type: ignore[operator]
     assert md.model_name == "vgg16"
     assert md.params_millions == float(f"{truth / 1e6:.3g}")
+
+
+LIGHTNING_SYSTEM = """
+import argparse
+import torch
+import torch.nn as nn
+from pytorch_lightning import LightningModule, Trainer
+
+
+class NeRF(nn.Module):
+    def __init__(self, D=4, W=32):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(W if i else 63, W) for i in range(D)])
+        self.rgb = nn.Linear(W, 3)
+
+
+class NeRFSystem(LightningModule):
+    def __init__(self, hparams):
+        super().__init__()
+        self.coarse = NeRF()
+        self.models = [self.coarse]
+        if hparams.N_importance > 0:
+            self.fine = NeRF()
+            self.models += [self.fine]
+
+    def configure_optimizers(self):
+        return torch.optim.Adam([p for m in self.models for p in m.parameters()], lr=5e-4)
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--N_importance", type=int, default=0)
+parser.add_argument("--num_gpus", type=int, default=1)
+parser.add_argument("--world-size", dest="world_size", type=int, default=1)
+hparams = parser.parse_args()
+system = NeRFSystem(hparams)
+trainer = Trainer(max_epochs=16, gpus=hparams.num_gpus)
+trainer.fit(system)
+"""
+
+
+def test_the_module_a_lightning_trainer_fits_is_the_model_named_by_what_it_trains(tmp_path: Path) -> None:
+    """`trainer.fit(system)`: the LightningModule is what trains; it holds two NeRF MLPs (the fine one under a
+    setting), so the model is NeRF, its count is both networks' (torch's count of the same source), and its layers
+    are all linear: an MLP."""
+    (tmp_path / "train.py").write_text(LIGHTNING_SYSTEM)
+    md = extract_metadata(tmp_path, "python train.py --N_importance 64")
+    ns: dict[str, object] = {"__name__": "x"}
+    nerf_source = LIGHTNING_SYSTEM.split("class NeRFSystem", maxsplit=1)[0].replace(
+        "from pytorch_lightning import", "# "
+    )
+    exec(compile(nerf_source, "train.py", "exec"), ns)  # noqa: S102 - the test's own source, for ground truth
+    one = sum(p.numel() for p in ns["NeRF"]().parameters())  # type: ignore[operator]
+    assert (md.model_name, md.model_type, md.params_millions) == ("NeRF", "mlp", float(f"{2 * one / 1e6:.3g}"))
+
+
+RESNET_REGISTRY = """
+import argparse
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+import resnet
+
+
+def Projector(args, embedding):
+    spec = f"{embedding}-{args.mlp}"
+    f = list(map(int, spec.split("-")))
+    layers = []
+    for i in range(len(f) - 2):
+        layers.append(nn.Linear(f[i], f[i + 1]))
+        layers.append(nn.BatchNorm1d(f[i + 1]))
+    layers.append(nn.Linear(f[-2], f[-1], bias=False))
+    return nn.Sequential(*layers)
+
+
+class SSL(nn.Module):
+    def __init__(self, args):
+        super().__init__()
+        self.backbone, self.embedding = resnet.__dict__[args.arch]()
+        self.projector = Projector(args, self.embedding)
+
+
+def main(args):
+    per_device_batch_size = args.batch_size // args.world_size
+    loader = DataLoader([], batch_size=per_device_batch_size)
+    model = SSL(args).cuda()
+    optimizer = getattr(torch.optim, args.optim)(model.parameters(), lr=args.lr)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--arch", default="tiny")
+    parser.add_argument("--mlp", default="64-64")
+    parser.add_argument("--batch-size", type=int, default=512)
+    parser.add_argument("--world-size", type=int, default=1)
+    parser.add_argument("--optim", default="SGD")
+    parser.add_argument("--lr", type=float, default=0.05)
+    main(parser.parse_args())
+"""
+
+RESNET_MODULE = """
+import torch.nn as nn
+
+
+def tiny(**kwargs):
+    return nn.Sequential(nn.Conv2d(3, 16, 3), nn.Conv2d(16, 32, 3)), 32
+"""
+
+
+def test_registry_in_module_dict_f_strings_world_size_and_an_optimizer_looked_up_by_name(tmp_path: Path) -> None:
+    """`resnet.__dict__[args.arch]()` builds the job's backbone, the projector's widths come from an f-string and
+    `map(int, …)`, so the count is the whole model's (torch's count of the same source); `args.batch_size //
+    args.world_size` under a launcher of 8 processes is a 64 per device; `getattr(torch.optim, args.optim)(…, lr=)`
+    is the optimizer (its rate), not the model."""
+    (tmp_path / "main.py").write_text(RESNET_REGISTRY)
+    (tmp_path / "resnet.py").write_text(RESNET_MODULE)
+    md = extract_metadata(tmp_path, "torchrun --nproc_per_node=8 main.py --arch tiny --lr 0.2")
+    layers = [torch.nn.Conv2d(3, 16, 3), torch.nn.Conv2d(16, 32, 3), torch.nn.Linear(32, 64), torch.nn.BatchNorm1d(64)]
+    layers += [torch.nn.Linear(64, 64, bias=False)]
+    truth = sum(p.numel() for m in layers for p in m.parameters())
+    assert md.params_millions == float(f"{truth / 1e6:.3g}")
+    assert (md.batch_size_per_device, md.global_batch_size, md.learning_rate) == (64, 512, 0.2)
+    assert md.model_name == "tiny"  # (the architecture the setting picks from the registry names it)

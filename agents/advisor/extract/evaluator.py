@@ -54,12 +54,14 @@ def _getattr(obj: Any, name: Any, *default: Any) -> Any:
     return UNKNOWN
 
 
+_UNKNOWN_MAP: Final = UNKNOWN
 _BUILTINS: Final[dict[str, Callable[..., Any]]] = {
     "len": len, "int": int, "float": float, "min": min, "max": max, "range": range, "list": list, "tuple": tuple,
     "sum": sum, "abs": abs, "zip": lambda *a: list(zip(*a, strict=False)),
     "enumerate": lambda a, start=0: list(enumerate(a, start)),
     "reversed": lambda a: list(reversed(a)), "str": str, "bool": bool, "dict": dict, "round": round,
     "getattr": _getattr, "hasattr": lambda o, n: _getattr(o, n, _MISSING) is not _MISSING,
+    "set": set, "sorted": sorted, "map": lambda f, xs: [f(x) for x in xs] if f in (int, float, str) else _UNKNOWN_MAP,
 }  # fmt: skip
 
 
@@ -392,7 +394,9 @@ class Evaluator:
         if isinstance(node, ast.Name):
             if node.id in env:
                 return env[node.id]
-            return {"True": True, "False": False, "None": None}.get(node.id, UNKNOWN)
+            return {"True": True, "False": False, "None": None, "int": int, "float": float, "str": str}.get(
+                node.id, UNKNOWN
+            )  # (`map(int, spec.split("-"))`)
         if isinstance(node, ast.Attribute):
             obj = self._expr(node.value, env, file)
             if isinstance(obj, Obj):
@@ -401,6 +405,8 @@ class Evaluator:
                 return self._class_constant(obj.origin, node.attr)
             if isinstance(obj, tuple) and obj and obj[0] == "def" and isinstance(obj[1], ast.ClassDef):
                 return self._class_constant(obj, node.attr)  # `block.expansion`
+            if isinstance(obj, tuple) and obj and obj[0] == "module" and obj[1] and node.attr == "__dict__":
+                return dict(self._module(obj[1])[1])  # `resnet.__dict__[args.arch]`: the module's names
             if isinstance(obj, tuple) and obj and obj[0] == "module" and obj[1]:
                 return self._module(obj[1])[1].get(node.attr, UNKNOWN)
             if isinstance(obj, tuple) and obj and obj[0] == "ext":
@@ -468,6 +474,11 @@ class Evaluator:
             obj, idx = self._expr(node.value, env, file), self._expr(node.slice, env, file)
             if isinstance(obj, Obj) and isinstance(idx, str) and not obj.cls:  # `opt["netG"]`: a settings record
                 return obj.attrs.get(idx, UNKNOWN)
+            if (
+                isinstance(obj, tuple) and len(obj) == 2 and obj[0] == "ext" and str(obj[1]).endswith(".__dict__")
+                and isinstance(idx, str) and idx.isidentifier()
+            ):  # fmt: skip
+                return ("ext", f"{str(obj[1]).removesuffix('.__dict__')}.{idx}")  # `models.__dict__[args.arch]`
             if obj is UNKNOWN or idx is UNKNOWN or (isinstance(obj, Obj | tuple) and not isinstance(idx, int | slice)):
                 return UNKNOWN
             try:
@@ -497,8 +508,18 @@ class Evaluator:
             return built
         if isinstance(node, ast.Call):
             return self._call(node, env, file)
-        if isinstance(node, ast.JoinedStr):
-            return UNKNOWN
+        if isinstance(node, ast.JoinedStr):  # f"{embedding}-{args.mlp}": every part known, the string
+            pieces: list[str] = []
+            for value in node.values:
+                if isinstance(value, ast.FormattedValue):
+                    v = self._expr(value.value, env, file) if not value.format_spec and value.conversion == -1 else None
+                else:
+                    v = value.value if isinstance(value, ast.Constant) else None
+                if not isinstance(v, str | int | float) or isinstance(v, bool):
+                    return UNKNOWN
+                pieces.append(str(v))
+            check_size(sum(len(p) for p in pieces), "f-string")
+            return "".join(pieces)
         return UNKNOWN
 
     def _call(self, node: ast.Call, env: dict[str, Any], file: str) -> Any:

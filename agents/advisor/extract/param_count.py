@@ -101,6 +101,42 @@ class ParamCounter(Evaluator):
             return None
         return self._result(built)
 
+    def dominant_part(self, built: Any) -> str | None:
+        """The class of the job's modules that holds most of ``built``'s parameters (at least half), as attributes of
+        it: a LightningModule's ``self.nerf_coarse = NeRF()`` and ``self.nerf_fine = NeRF()`` → "NeRF"."""
+        if not isinstance(built, Obj) or id(built) not in self._sizes or self._sizes[id(built)][1] <= 0:
+            return None
+        by_class: dict[str, int] = {}
+        for value in built.attrs.values():
+            if isinstance(value, Obj) and value.cls and id(value) in self._sizes:
+                by_class[value.cls] = by_class.get(value.cls, 0) + self._sizes[id(value)][1]
+        if not by_class:
+            return None
+        cls, size = max(by_class.items(), key=lambda kv: kv[1])
+        return cls if 2 * size >= self._sizes[id(built)][1] else None
+
+    @staticmethod
+    def kinds(built: Any) -> dict[str, int]:
+        """Parameters of the layers ``built`` holds, by family (linear, conv, rnn, attention, embedding, norm)."""
+        out: dict[str, int] = {}
+        if isinstance(built, Obj):
+            stack: list[Any] = [built]
+            seen: set[int] = set()
+            while stack and len(seen) < 200_000:
+                value = stack.pop()
+                if id(value) in seen:
+                    continue
+                seen.add(id(value))
+                if isinstance(value, Layer):
+                    out[value.kind] = out.get(value.kind, 0) + value.params
+                elif isinstance(value, Obj):
+                    stack.extend(value.attrs.values())
+                elif isinstance(value, list | tuple):
+                    stack.extend(value)
+                elif isinstance(value, dict):
+                    stack.extend(value.values())
+        return out
+
     def _note(self, exc: BaseException) -> None:
         """Say why a count stopped when it ran out of recursion or of its step budget (not merely unknown)."""
         if isinstance(exc, RecursionError) or self._steps > self.max_steps:

@@ -119,4 +119,19 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
     else:
         return UNKNOWN, 0
     known = [v if isinstance(v, int) else 0 for v in (width, weight)]
-    return Layer(int(n), int(out), known[0], known[1]), int(n)
+    return Layer(int(n), int(out), known[0], known[1], _kind(name)), int(n)
+
+
+def _kind(name: str) -> str:
+    """The family a layer belongs to, for telling a model's architecture by where its parameters are."""
+    if name in ("Linear", "MergedLinear", "Mlp"):
+        return "linear"
+    if name.startswith(("Conv", "ConvTranspose")) or name == "PatchEmbed":
+        return "conv" if name != "PatchEmbed" else "embedding"
+    if name.startswith(("LSTM", "GRU", "RNN")):
+        return "rnn"
+    if name in ("MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer", "Attention"):
+        return "attention"
+    if name == "Embedding":
+        return "embedding"
+    return "norm" if "Norm" in name else ""

@@ -463,6 +463,11 @@ class _Resolver:
         base = self.value(node.value, scope, line, depth)
         if isinstance(base, _Namespace) or (base is _UNKNOWN and root in self.namespaces):
             found = self.settings.get(node.attr)
+            if (
+                node.attr == "world_size" and self.world_size is not None and self.world_size > 1
+                and (found is None or found.source != "command")
+            ):  # fmt: skip
+                return self.world_size  # `--world-size` defaults to 1; under a launcher of N processes it is N
             if found is not None:
                 return found.value
             if isinstance(base, _Namespace) and base.cls:  # a config class: `--cls.field`, then its default
@@ -699,6 +704,16 @@ def _kwargs_any(call: ast.Call, names: tuple[str, ...]) -> bool:
     return any(kw.arg in names for kw in call.keywords)
 
 
+def _trains_parameters(call: ast.Call) -> bool:
+    """Whether ``call`` is handed a model's parameters (an optimizer: ``X(model.parameters(), lr=…)``) or is looked
+    up in an optimizer module (``getattr(torch.optim, name)``)."""
+    first = call.args[0] if call.args else None
+    if isinstance(first, ast.Call) and _callee(first) in ("parameters", "named_parameters"):
+        return True
+    looked_up = call.func.args[0] if isinstance(call.func, ast.Call) and call.func.args else None
+    return looked_up is not None and _dotted(looked_up).rsplit(".", 1)[-1] in ("optim", "optimizers")
+
+
 def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     """(field, argument expression, how) for every hyper-parameter ``call`` consumes. ``partial(f, k=v)`` binds
     what ``f`` will consume (``partial(torch.autocast, dtype=amp_dtype)``)."""
@@ -774,6 +789,14 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         given = [k for k in call.keywords if k.arg]
         keys: list[ast.expr | None] = [ast.Constant(k.arg) for k in given]
         yield "registry_kwargs", ast.Dict(keys=keys, values=[k.value for k in given]), "keyword arguments"
+    elif (
+        isinstance(call.func, ast.Call)
+        and _callee(call.func) == "getattr"
+        and len(call.func.args) >= 2
+        and _trains_parameters(call)
+    ):  # getattr(optim, args.optim)(model.parameters(), lr=lr): an optimizer chosen by name
+        if (a := _args_of(call, ("lr", "learning_rate"), 1)) is not None:
+            yield "lr", a, "getattr(optim, name)(lr=)"
     elif (
         isinstance(call.func, ast.Call) and _callee(call.func) == "getattr" and len(call.func.args) >= 2
     ):  # getattr(models, name)(...)

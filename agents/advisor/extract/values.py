@@ -44,6 +44,7 @@ class Layer:
     out: int = 0  # output features/channels (weight_norm adds one gain per output)
     width: int = 0  # what it outputs: out_channels, out_features, num_features, embedding_dim (0: not known)
     weight: int = 0  # elements of its `.weight` (0: not known), for weights tied to another layer's
+    kind: str = ""  # linear, conv, rnn, attention, embedding, norm ("" for others)
 
 
 @dataclass(frozen=True)

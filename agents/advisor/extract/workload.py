@@ -65,6 +65,7 @@ class _Model:
     name: str | None = None
     cls: ModelClass | None = None
     count: int | None = None
+    kinds: dict[str, int] | None = None  # parameters of the layers the counted model holds, by family
 
 
 def _source(v: Value) -> FieldSource:
@@ -212,7 +213,38 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
             if name == m.group("cls"):
                 return m.group("cls"), node
+    if (fitted := _fitted_module(tree)) is not None:
+        return fitted
     return _factory_call(ex, tree, ws) if ws is not None else None
+
+
+def _fitted_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
+    """``trainer.fit(system, ...)`` (Lightning): the module a trainer fits is the model; its constructor names it."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and _callee_name(node) == "fit" and isinstance(node.func, ast.Attribute)):
+            continue
+        owner = node.func.value
+        trainer = _callee_name(owner) == "Trainer" if isinstance(owner, ast.Call) else "trainer" in _dotted_name(owner)
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "model"), None)
+        if not trainer or not isinstance(first, ast.Name):
+            continue
+        for other in ast.walk(tree):
+            if (
+                isinstance(other, ast.Assign) and isinstance(other.value, ast.Call)
+                and any(isinstance(t, ast.Name) and t.id == first.id for t in other.targets)
+                and _callee_name(other.value)[:1].isupper() and _callee_name(other.value) not in _WRAPPERS
+            ):  # fmt: skip
+                return _callee_name(other.value), other.value
+    return None
+
+
+def _callee_name(call: ast.Call) -> str:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+
+
+def _dotted_name(node: ast.expr) -> str:
+    return (ast.unparse(node) if isinstance(node, ast.Name | ast.Attribute) else "").lower()
 
 
 _MODEL_FACTORY: Final = re.compile(
@@ -356,9 +388,36 @@ def _model_from_call(
     if mc is None and cls in ("Sequential", "ModuleList", "ModuleDict"):  # a model built inline
         mc = inline_model(node, script)
         cls = f"{cls} ({', '.join(dict.fromkeys(c for c in mc.layer_calls if c not in _ACTIVATIONS))})"
-    count = _counted(ws, ex, counter, node, script)[1]
+    _, count, built = _counted(ws, ex, counter, node, script)
     prov["model_name"] = FieldSource(file=script, line=node.lineno)
-    return _Model(_with_depth(cls, counter.arguments.get(cls, {})), mc, count)
+    inner = counter.dominant_part(built) if _is_lightning_module(built) else None
+    kinds = counter.kinds(built) if count is not None else None
+    if inner is not None:  # a LightningModule that trains a model of the job's: that model names it
+        return _Model(inner, mc, count, kinds)
+    return _Model(_with_depth(cls, counter.arguments.get(cls, {})), mc, count, kinds)
+
+
+def _type_by_layers(model: _Model) -> str | None:
+    """The family of the counted model by where its parameters are: mostly convolutions (a CNN), recurrent layers
+    (an RNN), or only linear layers (an MLP); None when it is mixed or attention-based (no guess)."""
+    kinds = model.kinds or {}
+    total = sum(kinds.values())
+    if total <= 0 or kinds.get("attention", 0) > 0:
+        return None
+    if kinds.get("conv", 0) >= 0.5 * total:
+        return "cnn"
+    if kinds.get("rnn", 0) >= 0.5 * total:
+        return "rnn"
+    if kinds.get("linear", 0) + kinds.get("norm", 0) >= 0.95 * total:
+        return "mlp"
+    return None
+
+
+def _is_lightning_module(built: object) -> bool:
+    origin = built.origin if isinstance(built, Obj) else None
+    if not (isinstance(origin, tuple) and len(origin) == 3 and isinstance(origin[1], ast.ClassDef)):
+        return False
+    return any(ast.unparse(b).rsplit(".", 1)[-1] == "LightningModule" for b in origin[1].bases)
 
 
 def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, prov: dict[str, FieldSource]) -> _Model:
@@ -753,11 +812,16 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
     elif pretrained is None and ident.model_name:
         ident.model_name = _described(ident.model_name, family, ex)
     names = [str(pretrained.value) if pretrained else "", ident.model_name or "", model.cls.name if model.cls else ""]
-    ident.model_type = model_type_of(names, model.cls) or model_type_of([family], None)
+    ident.model_type = model_type_of(names, model.cls) or model_type_of([family], None) or _type_by_layers(model)
     ident.dataset = _dataset(ex, title, prov)
     sized = pretrained
-    if found_pretrained is not None and found_pretrained[0] == "flag" and model.count is not None:
-        sized = None  # the job builds the named architecture with its own code (a CIFAR VGG-16): its count is the job's
+    registry = ex.uses.get("model")
+    built_by_job = found_pretrained is not None and (
+        found_pretrained[0] == "flag"
+        or (registry is not None and ("[...]()" in registry.how or registry.how.startswith("getattr")))
+    )  # a setting names an architecture that a constructor of a registry builds, not a checkpoint loaded
+    if built_by_job and model.count is not None:
+        sized = None  # the job's code builds the named architecture (a CIFAR VGG-16, a ResNet + a projector): its count
     if sized is None and shape_name and shaped is not None:
         sized = Value(shape_name, shaped.file, shaped.line)
     ident.params_millions = _params(ex, sized, ident.dataset, model.count, ident.model_type)
