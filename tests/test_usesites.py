@@ -459,3 +459,39 @@ def test_the_job_runs_on_gpus_and_partial_binds_a_consumer(tmp_path: Path) -> No
     assert extract_metadata(tmp_path, "python train.py").precision == "fp16"  # precision 16 kept on GPUs
     write(tmp_path, {"train.py": GPU_CHECKS})
     assert extract_metadata(tmp_path, "python train.py --amp-dtype bfloat16").precision == "bf16"
+
+
+LOOPS = """
+import torch
+import tqdm
+
+
+def train_a(n_epoch: int = 7, loader=None, model=None, optim=None):
+    for i in range(n_epoch):
+        for x in loader:
+            optim.zero_grad()
+            model(x).backward()
+            optim.step()
+
+
+def train_b(num_batches=int(1e4), accumulate=4, model=None, optim=None, loader=None):
+    for i in tqdm.tqdm(range(num_batches), desc="training"):
+        for _ in range(accumulate):
+            loss = model(next(loader))
+            loss.backward()
+        optim.step()
+        optim.zero_grad()
+
+
+if __name__ == "__main__":
+    train_b()
+"""
+
+
+def test_an_epoch_bound_and_an_accumulating_step_loop(tmp_path: Path) -> None:
+    """`for i in range(n_epoch)` over a loop of batches is the epoch loop (its bound names it); a pass of
+    `for i in tqdm(range(num_batches))` that back-propagates over micro-batches and steps once is one step."""
+    head, rest = LOOPS.split("def train_b")
+    write(tmp_path, {"a.py": head + "train_a()\n", "b.py": head.split("def train_a")[0] + "def train_b" + rest})
+    assert extract_metadata(tmp_path, "python a.py").epochs == 7
+    assert extract_metadata(tmp_path, "python b.py").max_steps == 10000

@@ -1059,10 +1059,19 @@ def _imported_function(ws: Workspace, r: _Resolver, name: str, file: str) -> ast
 def _epoch_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
     """``for epoch in range(…, N)``: the loop the code itself names the epoch loop."""
     for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.For) and isinstance(node.target, ast.Name) and "epoch" in node.target.id.lower()
-            and isinstance(node.iter, ast.Call) and _callee(node.iter) == "range" and node.iter.args
+        if not (
+            isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and _callee(node.iter) == "range"
+            and node.iter.args
         ):  # fmt: skip
+            continue
+        named = isinstance(node.target, ast.Name) and "epoch" in node.target.id.lower()
+        bound = node.iter.args[-1] if len(node.iter.args) <= 2 else node.iter.args[1]
+        bounded = any(  # `for i in range(n_epoch)`, `range(args.epochs)`: the bound is the epoch count
+            "epoch" in (n.id if isinstance(n, ast.Name) else n.attr).lower()
+            for n in ast.walk(bound) if isinstance(n, ast.Name | ast.Attribute)
+        )  # fmt: skip
+        start_known = len(node.iter.args) == 1 or isinstance(node.iter.args[0], ast.Constant)
+        if named or (bounded and start_known and not _trains_each_pass(node)):
             yield node.iter, node.lineno
 
 
@@ -1080,6 +1089,12 @@ def _trains_each_pass(loop: ast.For | ast.While) -> bool:
     """Whether each pass of the loop is one optimisation step: it calls ``.backward()`` and ``.step()`` itself (a
     gradient-accumulation loop only back-propagates; an epoch loop does both in the loop over batches it holds)."""
     called = {n.func.attr for n in _own_body(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    plus_one = any(  # `range(N + 1)`: a last pass that evaluates or saves, not a step (llm.c's last_step)
+        isinstance(a, ast.BinOp) and isinstance(a.op, ast.Add) and isinstance(a.right, ast.Constant)
+        for a in (loop.iter.args if isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) else [])
+    )
+    if "step" in called and "backward" not in called and not plus_one:  # accumulation: backward per micro-batch
+        called |= {n.func.attr for n in ast.walk(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
     return {"backward", "step"} <= called
 
 
