@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from typing import Any, Final
 
 from schedmate.agents.advisor.extract.evaluator import Callee, Evaluator, builds_nothing
@@ -96,7 +97,7 @@ class ParamCounter(Evaluator):
             module_env = dict(self._module(file)[1])
             module_env.update(env)
             self.built = built = self._expr(call, module_env, file)
-        except (AbortError, RecursionError, ArithmeticError, TypeError, ValueError, IndexError, KeyError) as exc:
+        except _SLICE_ERRORS as exc:
             self._note(exc)
             return None
         return self._result(built)
@@ -119,22 +120,9 @@ class ParamCounter(Evaluator):
     def kinds(built: Any) -> dict[str, int]:
         """Parameters of the layers ``built`` holds, by family (linear, conv, rnn, attention, embedding, norm)."""
         out: dict[str, int] = {}
-        if isinstance(built, Obj):
-            stack: list[Any] = [built]
-            seen: set[int] = set()
-            while stack and len(seen) < 200_000:
-                value = stack.pop()
-                if id(value) in seen:
-                    continue
-                seen.add(id(value))
-                if isinstance(value, Layer):
-                    out[value.kind] = out.get(value.kind, 0) + value.params
-                elif isinstance(value, Obj):
-                    stack.extend(value.attrs.values())
-                elif isinstance(value, list | tuple):
-                    stack.extend(value)
-                elif isinstance(value, dict):
-                    stack.extend(value.values())
+        for value in _graph(built) if isinstance(built, Obj) else ():
+            if isinstance(value, Layer):
+                out[value.kind] = out.get(value.kind, 0) + value.params
         return out
 
     def _note(self, exc: BaseException) -> None:
@@ -454,7 +442,7 @@ class ParamCounter(Evaluator):
             if not (isinstance(callee, tuple) and callee[0] == "def"):
                 return None
             built = self._invoke(callee, [], dict(kwargs))
-        except (AbortError, RecursionError, ArithmeticError, TypeError, ValueError, IndexError, KeyError) as exc:
+        except _SLICE_ERRORS as exc:
             self._note(exc)
             return None
         return self._result(built)
@@ -468,26 +456,27 @@ def _is_record_class(node: ast.ClassDef) -> bool:
     return "dataclass" in names or "NamedTuple" in bases
 
 
-def _reachable(root: Obj, limit: int = 200_000) -> set[int]:
-    """Ids of the layers and objects a built model holds (its attributes, lists and dicts, transitively)."""
+def _graph(root: Obj, limit: int = 200_000) -> Iterator[Any]:
+    """The layers and objects a built model holds (its attributes, lists and dicts, transitively), each once."""
     seen: set[int] = set()
     stack: list[Any] = [root]
     while stack and len(seen) < limit:
         value = stack.pop()
-        if id(value) in seen:
+        if id(value) in seen or not isinstance(value, Obj | Layer | list | tuple | dict):
             continue
+        seen.add(id(value))
+        yield value
         if isinstance(value, Obj):
-            seen.add(id(value))
             stack.extend(value.attrs.values())
-        elif isinstance(value, Layer):
-            seen.add(id(value))
         elif isinstance(value, list | tuple):
-            seen.add(id(value))
             stack.extend(value)
         elif isinstance(value, dict):
-            seen.add(id(value))
             stack.extend(value.values())
-    return seen
+
+
+def _reachable(root: Obj) -> set[int]:
+    """Ids of what a built model holds."""
+    return {id(v) for v in _graph(root)}
 
 
 def _settings_targets(stmt: ast.stmt) -> list[str]:
