@@ -262,6 +262,39 @@ def test_budget_cuts_keep_what_earlier_steps_found(tmp_path: Path) -> None:
     assert any("nodes" in c for c in cuts), cuts
 
 
+def test_a_model_package_too_large_to_interpret_still_gives_the_named_architecture(tmp_path: Path) -> None:
+    """`--model resnet50` through a factory whose package star-imports 450 modules (more files than an extraction
+    may read): the parameter interpreter stops at its share of the budget and says so; the architecture the flag
+    names, the table's count for it and the learning rate still stand (before, the whole workload stage was lost)."""
+    package = tmp_path / "models"
+    package.mkdir()
+    names = [f"block{i}" for i in range(450)]
+    for name in names:
+        (package / f"{name}.py").write_text(
+            f"import torch.nn as nn\n\n\nclass {name.title()}(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n"
+        )
+    (package / "factory.py").write_text(
+        "_REGISTRY = {}\n\n\ndef create_model(name, **kwargs):\n    return _REGISTRY[name](**kwargs)\n"
+    )
+    (package / "__init__.py").write_text("".join(f"from .{n} import *\n" for n in names) + "from .factory import *\n")
+    (tmp_path / "train.py").write_text(
+        "import argparse\nimport torch\nfrom models import create_model\n\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--model', default='resnet18')\n"
+        "parser.add_argument('--lr', type=float, default=0.1)\n"
+        "args = parser.parse_args()\n"
+        "model = create_model(args.model).cuda()\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)\n"
+    )
+    cuts: list[str] = []
+    meta = extract_metadata(tmp_path, "python train.py --model resnet50", cuts=cuts)
+    assert meta.model_name is not None and "resnet50" in meta.model_name.lower(), (meta.model_name, cuts)
+    assert meta.params_millions == pytest.approx(25.6, rel=0.05)
+    assert meta.learning_rate == 0.1
+    assert any("share" in c for c in cuts), cuts
+
+
 def test_a_child_over_its_deadline_or_memory_is_replaced(tmp_path: Path) -> None:
     """A child that overruns the deadline is killed; one out of memory reports it (or dies): either way the caller
     gets empty metadata saying why."""

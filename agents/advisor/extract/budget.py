@@ -19,7 +19,16 @@ from dataclasses import dataclass, field
 
 from schedmate.agents.exceptions import AgentError
 
-__all__ = ["Budget", "ExtractionCutError", "charge_file", "charge_nodes", "check_size", "check_time", "spending"]
+__all__ = [
+    "Budget",
+    "ExtractionCutError",
+    "charge_file",
+    "charge_nodes",
+    "check_size",
+    "check_time",
+    "past_share",
+    "spending",
+]
 
 
 class ExtractionCutError(AgentError):
@@ -56,6 +65,24 @@ def spending(budget: Budget) -> Iterator[Budget]:
         yield budget
     finally:
         _current.reset(token)
+
+
+def past_share(share: float) -> bool:
+    """Whether more than ``share`` of any of the extraction's limits (time, files, bytes, nodes) is spent.
+
+    A part that may take long (the parameter interpreter on a large model package) stops at its share, so
+    the parts after it (names, tables, datasets) still run inside the budget instead of losing a whole stage.
+    Never true outside an extraction.
+    """
+    b = _current.get()
+    if b is None:
+        return False
+    return (
+        time.monotonic() - b.started > share * b.time_s
+        or b.files > share * b.max_files
+        or b.bytes > share * b.max_bytes
+        or b.nodes > share * b.max_nodes
+    )
 
 
 def check_time() -> None:

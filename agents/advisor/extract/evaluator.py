@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from schedmate.agents.advisor.extract.budget import charge_nodes, check_size
+from schedmate.agents.advisor.extract.budget import charge_nodes, check_size, past_share
 from schedmate.agents.advisor.extract.config_sources import load_structured, nest_flat
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Tensor, Weight
 from schedmate.agents.advisor.extract.workspace import Workspace
@@ -184,10 +184,14 @@ def _walks_own_modules(it: ast.expr) -> bool:
 class Evaluator:
     """Statements and expressions; subclasses say what calls and modules mean."""
 
+    budget_share: float = 0.6  # of the extraction's budget, after which evaluation stops (see budget.past_share)
+
     def __init__(self, ws: Workspace, max_steps: int) -> None:
         self.ws = ws
         self.max_steps = max_steps
         self._steps = 0
+        self.out_of_share = False  # stopped at its share of the extraction's budget
+        self.cuts: list[str] = []  # why evaluation stopped early (recursion, the step budget, its share of the budget)
 
     # --- hooks ------------------------------------------------------------------------------------
     def _module(self, file: str) -> tuple[ast.Module, dict[str, Any]]:
@@ -212,6 +216,16 @@ class Evaluator:
         self._steps += 1
         if self._steps > self.max_steps:
             raise AbortError("step budget exhausted")
+        if not self._steps & 255:
+            self._check_share()
+
+    def _check_share(self) -> None:
+        """Stop once this evaluation's share of the extraction's budget is spent."""
+        if not self.out_of_share and past_share(self.budget_share):
+            self.out_of_share = True
+            self.cuts.append(f"interpreter: stopped at its share ({self.budget_share:.0%}) of the extraction budget")
+        if self.out_of_share:
+            raise AbortError(f"its share ({self.budget_share:.0%}) of the extraction budget is spent")
 
     def _body(self, body: list[ast.stmt], env: dict[str, Any], file: str) -> None:
         for stmt in body:

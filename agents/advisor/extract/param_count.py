@@ -42,7 +42,6 @@ class ParamCounter(Evaluator):
         self._templates: dict[int, tuple[Any, int]] = {}  # id → (a module deep-copied, its parameters)
         self.arguments: dict[str, dict[str, Any]] = {}  # class → the arguments its first construction received
         self.built: Any = None  # what the last count_call's expression evaluated to
-        self.cuts: list[str] = []  # counts stopped by recursion or the step budget
         self._handed: dict[int, tuple[Any, int]] = {}  # modules built before the call (values_at) → parameters
         self._globals: dict[str, dict[str, Any]] = {}  # file → module globals the command line or a config sets
 
@@ -55,6 +54,7 @@ class ParamCounter(Evaluator):
     # --- module loading -------------------------------------------------------------------------
     def _module(self, file: str) -> tuple[ast.Module, dict[str, Any]]:
         if file not in self._modules:
+            self._check_share()  # parsing a large model package is most of the time an evaluation takes
             try:
                 tree = ast.parse(self.ws.read_text(file))
             except (WorkspaceError, SyntaxError, ValueError) as exc:
