@@ -14,6 +14,7 @@ import pytest
 import torch
 from torch import nn
 
+from schedmate.agents.advisor.extract.metadata import extract_metadata
 from schedmate.agents.advisor.extract.param_count import ParamCounter, namespace
 from schedmate.agents.advisor.extract.workspace import Workspace
 
@@ -466,3 +467,131 @@ def test_dataclass_configs_and_tied_weights_count_as_torch_does(tmp_path: Path) 
     truth = sum(p.numel() for p in net.parameters())
     call = ast.parse("LM(ModelArgs(dim=48, vocab_size=500), Shape(24))").body[0].value  # type: ignore[attr-defined]
     assert ParamCounter(Workspace(tmp_path)).count_call(call, {}, "lm.py") == truth
+
+
+LDM_UTIL = """
+import importlib
+from inspect import isfunction
+
+
+def exists(x):
+    return x is not None
+
+
+def default(val, d):
+    if exists(val):
+        return val
+    return d() if isfunction(d) else d
+
+
+def get_obj_from_str(string, reload=False):
+    module, cls = string.rsplit(".", 1)
+    return getattr(importlib.import_module(module, package=None), cls)
+
+
+def instantiate_from_config(config):
+    if not "target" in config:
+        raise KeyError("Expected key `target` to instantiate.")
+    return get_obj_from_str(config["target"])(**config.get("params", dict()))
+"""
+
+LDM_BLOCKS = """
+import torch.nn as nn
+from ldm.util import default, exists
+
+try:
+    import xformers
+    import xformers.ops
+    XFORMERS = True
+except:
+    XFORMERS = False
+
+
+class Attention(nn.Module):
+    def __init__(self, query_dim, context_dim=None, heads=4):
+        super().__init__()
+        context_dim = default(context_dim, query_dim)
+        self.to_q = nn.Linear(query_dim, query_dim, bias=False)
+        self.to_k = nn.Linear(context_dim, query_dim, bias=False)
+
+
+class FastAttention(Attention):
+    pass
+
+
+class Block(nn.Module):
+    MODES = {"softmax": Attention, "xformers": FastAttention}
+
+    def __init__(self, dim, context_dim=None, attention_blocks=None, level=0):
+        super().__init__()
+        mode = "xformers" if XFORMERS else "softmax"
+        cls = self.MODES[mode]
+        if context_dim is not None:
+            from omegaconf.listconfig import ListConfig
+            if type(context_dim) == ListConfig:
+                context_dim = list(context_dim)
+        self.conv = nn.Conv2d(dim, dim, 3, padding=1)
+        if not exists(attention_blocks) or level < attention_blocks[0]:
+            self.attn = cls(dim, context_dim=context_dim)
+"""
+
+LDM_NET = """
+import torch.nn as nn
+from ldm.blocks import Block
+from ldm.util import instantiate_from_config
+
+
+class Denoiser(nn.Module):
+    def __init__(self, width, depth, context_dim=None):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(width, context_dim=context_dim) for _ in range(depth)])
+
+
+class Diffusion(nn.Module):
+    def __init__(self, denoiser_config, timesteps=1000, **kwargs):
+        super().__init__()
+        ckpt_path = kwargs.pop("ckpt_path", None)
+        self.model = instantiate_from_config(denoiser_config)
+        self.time_embed = nn.Embedding(timesteps, 8)
+        if ckpt_path is not None:
+            self.init_from_ckpt(ckpt_path)
+"""
+
+LDM_TRAIN = """
+import pytorch_lightning as pl
+from omegaconf import OmegaConf
+from ldm.util import instantiate_from_config
+
+
+def create_model(config_path):
+    config = OmegaConf.load(config_path)
+    return instantiate_from_config(config.model)
+
+
+model = create_model('./configs/toy.yaml').cpu()
+trainer = pl.Trainer(max_epochs=3)
+trainer.fit(model)
+"""
+
+
+def test_config_targets_built_by_dynamic_import_count_as_torch_does(tmp_path: Path) -> None:
+    """Latent-diffusion style: `instantiate_from_config(OmegaConf.load(path).model)` imports the `target` class with
+    `importlib.import_module` + `getattr` and passes `params` as keywords; an optional `try: import xformers` flag is
+    taken from the body that runs when nothing fails, `not exists(x) or i < x[0]` short-circuits, `isfunction` and
+    `type(...) == ListConfig` are told on plain values, `kwargs.pop` reads a keyword. The job's own `create_model`
+    is followed (its YAML file names no architecture): the class built names the model."""
+    for name, text in {"ldm/__init__.py": "", "ldm/util.py": LDM_UTIL, "ldm/blocks.py": LDM_BLOCKS,
+                       "ldm/net.py": LDM_NET, "train.py": LDM_TRAIN}.items():  # fmt: skip
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "toy.yaml").write_text(
+        "model:\n  target: ldm.net.Diffusion\n  params:\n    timesteps: 500\n    denoiser_config:\n"
+        "      target: ldm.net.Denoiser\n      params:\n        width: 32\n        depth: 3\n        context_dim: 48\n"
+    )
+    block = nn.ModuleDict({"conv": nn.Conv2d(32, 32, 3, padding=1), "q": nn.Linear(32, 32, bias=False),
+                           "k": nn.Linear(48, 32, bias=False)})  # fmt: skip
+    truth = 3 * sum(p.numel() for p in block.parameters()) + nn.Embedding(500, 8).weight.numel()
+    meta = extract_metadata(tmp_path, "python train.py")
+    assert meta.params_millions == pytest.approx(truth / 1e6, rel=2e-3)  # (the field keeps 4 significant digits)
+    assert meta.model_name is not None and meta.model_name.startswith("Diffusion"), meta.model_name

@@ -42,6 +42,22 @@ _MAX_ITEMS: Final = 100_000  # longest sequence the evaluator will build
 _MISSING: Final = object()
 
 
+_IS_FUNCTION: Final = (("ext", "inspect.isfunction"), ("ext", "callable"))
+
+
+def _callable(value: Any, functions_only: bool) -> Any:
+    """``inspect.isfunction(v)`` / ``callable(v)`` on an interpreted value; unknown for what could be either."""
+    if isinstance(value, int | float | str | bytes | list | dict | type(None)) or value is True or value is False:
+        return False
+    if isinstance(value, tuple) and len(value) == 3 and value[0] == "def":
+        return isinstance(value[1], ast.FunctionDef | ast.Lambda) or not functions_only
+    return UNKNOWN
+
+
+def _is_module(value: Any) -> bool:
+    return isinstance(value, tuple) and len(value) == 2 and value[0] == "module"
+
+
 def _getattr(obj: Any, name: Any, *default: Any) -> Any:
     """``getattr`` on what the interpreter holds: a namespace's or instance's attributes (``getattr(args, k)``)."""
     fallback = default[0] if default else UNKNOWN
@@ -55,19 +71,22 @@ def _getattr(obj: Any, name: Any, *default: Any) -> Any:
 
 
 _UNKNOWN_MAP: Final = UNKNOWN
+_PLAIN: Final = (int, float, str, bool, list, dict, tuple, type(None))  # values whose ``type()`` is Python's own
 _BUILTINS: Final[dict[str, Callable[..., Any]]] = {
     "len": len, "int": int, "float": float, "min": min, "max": max, "range": range, "list": list, "tuple": tuple,
     "sum": sum, "abs": abs, "zip": lambda *a: list(zip(*a, strict=False)),
     "enumerate": lambda a, start=0: list(enumerate(a, start)),
     "reversed": lambda a: list(reversed(a)), "str": str, "bool": bool, "dict": dict, "round": round,
     "getattr": _getattr, "hasattr": lambda o, n: _getattr(o, n, _MISSING) is not _MISSING,
-    "set": set, "sorted": sorted, "map": lambda f, xs: [f(x) for x in xs] if f in (int, float, str) else _UNKNOWN_MAP,
+    "type": lambda v: type(v) if isinstance(v, _PLAIN) else UNKNOWN, "set": set, "sorted": sorted,
+    "map": lambda f, xs: [f(x) for x in xs] if f in (int, float, str) else _UNKNOWN_MAP,
 }  # fmt: skip
 
 
 _SAFE_METHODS: Final = frozenset({"append", "extend", "get", "keys", "values", "items", "index", "count", "upper",
                                   "lower", "split", "strip", "startswith", "endswith", "copy", "insert", "replace",
-                                  "lstrip", "rstrip"})  # fmt: skip
+                                  "lstrip", "rstrip", "rsplit", "partition", "rpartition", "join", "pop",
+                                  "setdefault"})  # fmt: skip
 
 
 # Calls made for their side effects on weights, not to build layers: one that cannot be followed is skipped.
@@ -298,6 +317,8 @@ class Evaluator:
             for alias in node.names:
                 local = self.ws.module_file(alias.name, 0, file)
                 env[alias.asname or alias.name.split(".")[0]] = ("module", local) if local else ("ext", alias.name)
+        elif isinstance(node, ast.Try | ast.TryStar):
+            self._try(node, env, file, module_level)
         elif module_level and not isinstance(node, ast.Assign | ast.AnnAssign):
             return
         elif isinstance(node, ast.Assign):
@@ -357,6 +378,18 @@ class Evaluator:
         elif isinstance(node, ast.With):
             self._body(node.body, env, file)  # `with torch.no_grad(): ...`: its statements run
         # other statements (assert, raise, try, pass, ...) create no layers we can size
+
+    def _try(self, node: ast.Try | ast.TryStar, env: dict[str, Any], file: str, module_level: bool) -> None:
+        """``try:`` runs its body, as the job does when nothing fails (``try: import xformers; XFORMERS = True``); a
+        body the interpreter cannot follow leaves what it assigns unknown and counts nothing, as if skipped."""
+        saved = self._snapshot()
+        try:
+            for stmt in [*node.body, *node.orelse, *node.finalbody]:
+                self._stmt(stmt, env, file, module_level)
+        except (AbortError, ArithmeticError, TypeError, ValueError, IndexError, KeyError):
+            self._restore(saved)
+            for name in _assigned_names(node):
+                env[name] = UNKNOWN
 
     def _function_body(self, body: list[ast.stmt], env: dict[str, Any], file: str) -> None:
         """A function's statements, up to the first ``return`` that runs."""
@@ -447,14 +480,15 @@ class Evaluator:
                 if isinstance(node.op, ast.USub)
                 else (~v if isinstance(node.op, ast.Invert) and isinstance(v, int) else v)
             )
-        if isinstance(node, ast.BoolOp):
-            vals = [self._expr(v, env, file) for v in node.values]
-            if any(v is UNKNOWN for v in vals):
-                return UNKNOWN
-            out = vals[0]
-            for v in vals[1:]:
-                out = (out and v) if isinstance(node.op, ast.And) else (out or v)
-            return out
+        if isinstance(node, ast.BoolOp):  # short-circuits as Python does: `not exists(x) or n < x[i]`
+            unknown, out = False, None
+            for operand in node.values:
+                out = self._expr(operand, env, file)
+                if out is UNKNOWN:
+                    unknown = True
+                elif bool(out) == isinstance(node.op, ast.Or):
+                    break  # decided: the rest is not evaluated
+            return UNKNOWN if unknown else out
         if isinstance(node, ast.Compare):
             left = self._expr(node.left, env, file)
             for op, comp in zip(node.ops, node.comparators, strict=False):
@@ -536,6 +570,24 @@ class Evaluator:
             return "".join(pieces)
         return UNKNOWN
 
+    def _imported(self, dotted: str, file: str) -> Any:
+        """What ``importlib.import_module(dotted)`` returns: a module of the workspace, or a library's by name."""
+        if not all(part.isidentifier() for part in dotted.split(".")):
+            return UNKNOWN
+        local = self.ws.module_file(dotted, 0, file)
+        return ("module", local) if local else ("ext", dotted)
+
+    def _module_attr(self, module: tuple[str, Any], name: Any, default: Any) -> Any:
+        """``getattr(module, name)`` on a module of the workspace: what the module defines under that name."""
+        if not isinstance(name, str) or not module[1]:
+            return UNKNOWN
+        found = self._module(module[1])[1].get(name, _MISSING)
+        if found is _MISSING:
+            sub = self.ws.module_file(name, 1, f"{module[1].rsplit('/', 1)[0]}/__init__.py") if module[1].endswith(
+                "__init__.py") else None  # fmt: skip
+            return ("module", sub) if sub else default
+        return found
+
     def _call(self, node: ast.Call, env: dict[str, Any], file: str) -> Any:
         fn = node.func
         args: list[Any] = []
@@ -571,6 +623,8 @@ class Evaluator:
             if isinstance(target, tuple) and target[:1] == ("ext",) and name in ("from_json_file", "from_yaml_file"):
                 loaded = self._load_file(node.args[0] if node.args else None, env, file)  # `BertConfig.from_json_file`
                 return Obj(attrs=loaded) if isinstance(loaded, dict) else UNKNOWN
+            if target == ("ext", "importlib") and name == "import_module" and args and isinstance(args[0], str):
+                return self._imported(args[0], file)  # `getattr(importlib.import_module("pkg.mod"), "Cls")`
             if target == ("ext", "math") and name in _MATH and args and all(_is_number(a) for a in args):
                 try:  # `int(math.log(scale, 2))` upsampling stages, `math.sqrt(dim)`
                     return _MATH[name](*args)
@@ -605,6 +659,10 @@ class Evaluator:
             callee = env.get(name)
             if isinstance(callee, tuple) and callee and callee[0] == "def":
                 return self._invoke(callee, args, kwargs)
+            if (callee in _IS_FUNCTION or (name == "callable" and callee is None)) and len(args) == 1:
+                return _callable(args[0], functions_only=callee in _IS_FUNCTION)  # `d() if isfunction(d) else d`
+            if name == "getattr" and callee is None and len(args) >= 2 and _is_module(args[0]):
+                return self._module_attr(args[0], args[1], args[2] if len(args) > 2 else UNKNOWN)
             if name == "isinstance" and callee is None and len(node.args) == 2 and args:
                 return _isinstance(args[0], node.args[1])
             if name in _BUILTINS and callee is None:

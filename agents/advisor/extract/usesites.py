@@ -714,6 +714,22 @@ def _trains_parameters(call: ast.Call) -> bool:
     return looked_up is not None and _dotted(looked_up).rsplit(".", 1)[-1] in ("optim", "optimizers")
 
 
+def _job_function(ws: Workspace, r: _Resolver, tree: ast.Module, call: ast.Call, file: str) -> bool:
+    """Whether ``call`` calls a function of the job's own code: defined in the module, or imported from the workspace
+    (``from cldm.model import create_model``, ``import models; models.create_model(...)``)."""
+    head = _dotted(call.func).split(".")[0]
+    if not head:
+        return False
+    if any(isinstance(n, ast.FunctionDef) and n.name == head for n in tree.body):
+        return True
+    imported = r.imports().get(head)
+    if imported is None:
+        return False
+    module, level, name = imported
+    dotted = name if level < 0 else module
+    return ws.module_file(dotted, max(level, 0), file) is not None
+
+
 def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     """(field, argument expression, how) for every hyper-parameter ``call`` consumes. ``partial(f, k=v)`` binds
     what ``f`` will consume (``partial(torch.autocast, dtype=amp_dtype)``)."""
@@ -1174,6 +1190,8 @@ def find_uses(
             out["device_count"] = Use(True, file, node.lineno, "reads the visible GPU count where it runs")
         scope = _scope_at(r, tree, node.lineno)
         for fieldname, arg, how in [*_consumers(node), *_helper_consumers(ws, r, node, file)]:
+            if how == "create_model()" and _job_function(ws, r, tree, node, file):
+                continue  # the job's own `create_model('./models/cldm_v15.yaml')` builds from a config, names nothing
             v = r.value(arg, scope, node.lineno)
             if fieldname == "strategy" and v is _UNKNOWN:
                 v = _built_class(arg, scope, r)  # `strategy=FSDPStrategy(...)`, or a name bound to one

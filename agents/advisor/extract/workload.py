@@ -420,6 +420,9 @@ def _is_lightning_module(built: object) -> bool:
     return any(ast.unparse(b).rsplit(".", 1)[-1] == "LightningModule" for b in origin[1].bases)
 
 
+_SAME_MODULE: Final = frozenset({"cuda", "cpu", "to", "eval", "train", "half", "float", "double", "bfloat16"})
+
+
 def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, prov: dict[str, FieldSource]) -> _Model:
     """``net = get_network(args)``: a function of the job that builds the model however it likes (imports inside
     it, branches on the settings); the interpreter follows it, and the class of what it returns names the model."""
@@ -433,10 +436,18 @@ def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
         if not (
             isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
             and re.search(r"model|net", node.targets[0].id, re.I) and isinstance(node.value, ast.Call)
-            and isinstance(node.value.func, ast.Name)
         ):  # fmt: skip
             continue
-        fn = module_env.get(node.value.func.id)
+        inner = node.value  # `create_model(cfg).cpu()`: nn.Module's device and mode methods return the module
+        while (
+            isinstance(inner.func, ast.Attribute)
+            and inner.func.attr in _SAME_MODULE
+            and isinstance(inner.func.value, ast.Call)
+        ):
+            inner = inner.func.value
+        if not isinstance(inner.func, ast.Name):
+            continue
+        fn = module_env.get(inner.func.id)
         if not (isinstance(fn, tuple) and fn[0] == "def" and isinstance(fn[1], ast.FunctionDef)):
             continue  # (a job function, not a class: a class constructor was already looked for)
         _, count, built = _counted(ws, ex, counter, node.value, script)
