@@ -595,3 +595,53 @@ def test_config_targets_built_by_dynamic_import_count_as_torch_does(tmp_path: Pa
     meta = extract_metadata(tmp_path, "python train.py")
     assert meta.params_millions == pytest.approx(truth / 1e6, rel=2e-3)  # (the field keeps 4 significant digits)
     assert meta.model_name is not None and meta.model_name.startswith("Diffusion"), meta.model_name
+
+
+SCHEDULE = """
+import numpy as np
+import torch.nn as nn
+
+
+class Schedule:
+    def __init__(self, betas, keep):
+        alphas = np.cumprod(1.0 - np.array(betas))
+        self.new_betas, self.steps = [], []
+        last = 1.0
+        for i, alpha in enumerate(alphas):
+            if i in keep:
+                self.new_betas.append(1 - alpha / last)
+                last = alpha
+                self.steps.append(i)
+
+
+class Wrapper(nn.Module):
+    def __init__(self, blocks):
+        super().__init__()
+        self.layers = nn.ModuleList()
+        for block in blocks.children():
+            self.layers.append(block)
+
+
+def create_model_and_schedule(width, betas):
+    model = nn.Sequential(nn.Linear(width, width), nn.Linear(width, 2))
+    return model, Schedule(betas, set(range(0, 1000, 10)))
+
+
+def wrapped(width):
+    return Wrapper(external_backbone(width))
+"""
+
+
+def test_a_loop_over_unknown_data_that_appends_numbers_builds_nothing(tmp_path: Path) -> None:
+    """`create_model_and_diffusion`-style factories also build a noise schedule: a loop over a numpy array (unknown
+    to the interpreter) that appends arithmetic and `enumerate` counters builds no layer, so the model's count
+    stands; a loop appending the items of an unknown iterable (modules, maybe) still stops the count."""
+    (tmp_path / "train.py").write_text(SCHEDULE)
+    counter = ParamCounter(Workspace(tmp_path))
+    call = ast.parse("create_model_and_schedule(16, betas)", mode="eval").body
+    assert isinstance(call, ast.Call)
+    truth = sum(p.numel() for p in nn.Sequential(nn.Linear(16, 16), nn.Linear(16, 2)).parameters())
+    assert counter.count_call(call, {"betas": [0.1] * 1000}, "train.py") == truth
+    risky = ast.parse("wrapped(16)", mode="eval").body
+    assert isinstance(risky, ast.Call)
+    assert counter.count_call(risky, {}, "train.py") is None

@@ -170,6 +170,7 @@ def builds_nothing(node: ast.AST) -> bool:
     """Whether code can build no layer: it calls no class and sets no attribute or container item (of a function,
     none of what it is handed: writing into its own locals, ``state_dict[k] = v``, changes no model)."""
     handed: set[str] | None = None
+    indices = _loop_indices(node)
     if isinstance(node, ast.FunctionDef):
         a = node.args
         handed = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]} | {"self", "cls"}
@@ -184,8 +185,40 @@ def builds_nothing(node: ast.AST) -> bool:
         if isinstance(sub, ast.Call):
             func = sub.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if (name[:1].isupper() and name not in _DATA_TYPES and not name.endswith(_RAISED)) or name in _GROWS:
+            if (name[:1].isupper() and name not in _DATA_TYPES and not name.endswith(_RAISED)) or (
+                name in _GROWS and not _grows_by_data(sub, indices)
+            ):
                 return False
+    return True
+
+
+def _loop_indices(node: ast.AST) -> set[str]:
+    """Names that count in ``node``'s loops: ``for i in range(n)``, the ``i`` of ``for i, x in enumerate(xs)``."""
+    out: set[str] = set()
+    for loop in ast.walk(node):
+        if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)):
+            continue
+        if loop.iter.func.id == "range" and isinstance(loop.target, ast.Name):
+            out.add(loop.target.id)
+        elif loop.iter.func.id == "enumerate" and isinstance(loop.target, ast.Tuple) and loop.target.elts:
+            first = loop.target.elts[0]
+            if isinstance(first, ast.Name):
+                out.add(first.id)
+    return out
+
+
+def _grows_by_data(call: ast.Call, indices: set[str]) -> bool:
+    """Whether ``xs.append(…)`` adds only numbers or text (``betas.append(1 - a / b)``, ``steps.append(i)`` of a
+    counter), never a module: arithmetic, constants, f-strings and loop counters, with no call inside."""
+    if not call.args or call.keywords or not (isinstance(call.func, ast.Attribute) and call.func.attr == "append"):
+        return False
+    for arg in call.args:
+        if any(isinstance(n, ast.Call | ast.Subscript | ast.Attribute | ast.Starred) for n in ast.walk(arg)):
+            return False
+        if isinstance(arg, ast.Name) and arg.id not in indices:
+            return False  # the item itself could be a module (`for m in blocks: layers.append(m)`)
+        if not isinstance(arg, ast.Name | ast.Constant | ast.JoinedStr | ast.BinOp | ast.UnaryOp):
+            return False
     return True
 
 

@@ -24,6 +24,12 @@ def _norm(name: str) -> str:
     return name.lower().replace("_", "-")
 
 
+@functools.cache
+def _longest_first() -> tuple[str, ...]:
+    return tuple(sorted(_known_table(), key=len, reverse=True))
+
+
+@functools.lru_cache(maxsize=4096)
 def known_model(name: str) -> tuple[float, str | None] | None:
     """Parameters (millions) and type of a well-known architecture named by ``name`` (a hub id, a
     torchvision/timm name, a config file stem); None when it is not a known one."""
@@ -31,7 +37,7 @@ def known_model(name: str) -> tuple[float, str | None] | None:
         name.rsplit("/", 1)[-1].removesuffix(".yaml").removesuffix(".yml").removesuffix(".pt").removesuffix(".cfg")
     )
     table = _known_table()
-    for key in sorted(table, key=len, reverse=True):
+    for key in _longest_first():
         if (
             low == key
             or low.startswith((f"{key}-", f"{key}."))
