@@ -645,3 +645,96 @@ def test_a_loop_over_unknown_data_that_appends_numbers_builds_nothing(tmp_path: 
     risky = ast.parse("wrapped(16)", mode="eval").body
     assert isinstance(risky, ast.Call)
     assert counter.count_call(risky, {}, "train.py") is None
+
+
+TWO_CONSTRUCTIONS = """
+import argparse
+from dataclasses import dataclass
+import torch
+import torch.nn as nn
+
+
+@dataclass
+class Config:
+    vocab: int = 100
+    width: int = 16
+
+
+class LM(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.embed = nn.Embedding(config.vocab, config.width)
+        self.head = nn.Linear(config.width, config.vocab)
+
+    @classmethod
+    def from_pretrained(cls, name):
+        config = Config(**{"small": dict(width=8), "big": dict(width=4096)}[name])
+        model = LM(config)
+        return model
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", default="d1")
+    args = parser.parse_args()
+    if args.model.startswith("d"):
+        model = LM({"d1": Config(width=24), "d2": Config(width=48)}[args.model])
+    else:
+        model = LM.from_pretrained(args.model)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+"""
+
+GET_OPT = """
+import argparse
+import torch
+import torch.nn as nn
+
+
+def parse_opts():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--width", type=int, default=16)
+    return parser.parse_args()
+
+
+def get_opt():
+    opt = parse_opts()
+    opt.channels = 3
+    if opt.width > 64:
+        opt.channels = 5
+    return opt
+
+
+class Net(nn.Module):
+    def __init__(self, channels, width):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, width, 3)
+
+
+def main():
+    opt = get_opt()
+    model = Net(opt.channels, opt.width).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "command", "truth"),
+    [
+        (TWO_CONSTRUCTIONS, "python train.py --model d2", nn.Sequential(nn.Embedding(100, 48), nn.Linear(48, 100))),
+        (GET_OPT, "python train.py --width 32", nn.Conv2d(3, 32, 3)),
+    ],
+    ids=["method-construction-is-not-the-job-s", "settings-mutated-after-parse-args"],
+)
+def test_the_model_the_job_builds_with_the_settings_it_parsed(
+    tmp_path: Path, source: str, command: str, truth: nn.Module
+) -> None:
+    """The model the optimizer trains is the one the script builds, not the `model = LM(config)` inside a
+    `from_pretrained` classmethod; `parser.parse_args()` returns the job's settings wherever it is called, so a
+    `get_opt()` that sets `opt.channels = 3` on them hands the model its input channels."""
+    (tmp_path / "train.py").write_text(source)
+    meta = extract_metadata(tmp_path, command)
+    assert meta.params_millions == pytest.approx(sum(p.numel() for p in truth.parameters()) / 1e6, rel=2e-3)

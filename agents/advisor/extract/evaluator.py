@@ -244,6 +244,7 @@ class Evaluator:
         self._steps = 0
         self.out_of_share = False  # stopped at its share of the extraction's budget
         self.cuts: list[str] = []  # why evaluation stopped early (recursion, the step budget, its share of the budget)
+        self.parsed_settings: Obj | None = None  # what `parser.parse_args()` returns: the job's merged settings
 
     # --- hooks ------------------------------------------------------------------------------------
     def _module(self, file: str) -> tuple[ast.Module, dict[str, Any]]:
@@ -646,6 +647,9 @@ class Evaluator:
             if name == "__init__" and isinstance(fn.value, ast.Call) and getattr(fn.value.func, "id", "") == "super":
                 return self._super_init(env, args, kwargs, file)
             target = self._expr(fn.value, env, file)
+            if name in ("parse_args", "parse_known_args") and self.parsed_settings is not None:
+                parsed = Obj(attrs=dict(self.parsed_settings.attrs))  # `opt = parse_opts()`, then `opt.x = 3`
+                return parsed if name == "parse_args" else (parsed, [])
             if isinstance(target, list | dict) and name == "children" and not args:  # a container's members
                 return list(target.values() if isinstance(target, dict) else target)
             if (

@@ -167,6 +167,7 @@ class ParamCounter(Evaluator):
         merged settings ``settings``, so the classes the module defines read them (``nn.Linear(opt.latent_dim, …)``);
         a module global the command line or a config file sets (``overrides``: nanoGPT's configurator ``exec``)
         holds that value."""
+        self.parsed_settings = settings
         try:
             tree, env = self._module(file)
         except AbortError:
@@ -191,6 +192,7 @@ class ParamCounter(Evaluator):
 
     def _values_at(self, call: ast.Call, file: str, settings: Obj, depth: int) -> dict[str, Any]:
         self._total, self._steps = 0, 0
+        self.parsed_settings = settings
         env: dict[str, Any] = {}
         try:
             tree, module_env = self._module(file)

@@ -158,7 +158,9 @@ def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
                 and isinstance(inner.func.value, ast.Name)
             ):  # fmt: skip
                 owners.append(inner.func.value.id)
+    methods = _class_lines(tree)
     for name in owners:
+        found: list[tuple[bool, str, ast.Call]] = []
         for node in ast.walk(tree):
             if (
                 isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
@@ -173,8 +175,17 @@ def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
                 func = call.func
                 cls = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
                 if cls and cls[0].isupper() and cls not in _WRAPPERS:
-                    return cls, call
+                    found.append((any(a <= node.lineno <= b for a, b in methods), cls, call))
+        if found:
+            _, cls, call = min(found, key=lambda f: f[0])  # the first outside any class, else the first
+            return cls, call
     return None
+
+
+def _class_lines(tree: ast.Module) -> list[tuple[int, int]]:
+    """Line ranges of the module's classes: a method's ``model = GPT(config)`` (a ``from_pretrained`` classmethod)
+    is not the job's own construction of its model."""
+    return [(c.lineno, c.end_lineno or c.lineno) for c in ast.walk(tree) if isinstance(c, ast.ClassDef)]
 
 
 def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.Call] | None:
@@ -203,6 +214,8 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
                 )  # fmt: skip
                 ast.copy_location(call, node.value)
             return u.value, call
+    in_classes = _class_lines(tree)
+    found: list[tuple[bool, str, ast.Call]] = []
     for m in _MODEL_VAR.finditer(ex.code):
         if m.group("cls") in _WRAPPERS or m.group("cls") in _NOT_MODELS or m.group("cls").endswith(_NOT_MODEL_SUFFIXES):
             continue  # `model = DistributedDataParallel(model)` wraps the model; it does not build one
@@ -212,7 +225,11 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
                 continue
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
             if name == m.group("cls"):
-                return m.group("cls"), node
+                found.append((any(a <= line <= b for a, b in in_classes), m.group("cls"), node))
+                break
+    if found:
+        _, cls, node = min(found, key=lambda f: f[0])  # the first outside any class, else the first
+        return cls, node
     if (fitted := _fitted_module(tree)) is not None:
         return fitted
     return _factory_call(ex, tree, ws) if ws is not None else None
