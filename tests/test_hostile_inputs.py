@@ -253,6 +253,17 @@ def test_hostile_workspaces_extract_within_budget(name: str, tmp_path: Path, san
         assert got.cuts, f"{name}: the extraction should say what it cut"
 
 
+def test_a_value_over_the_size_limit_stops_the_count_not_the_workload(tmp_path: Path) -> None:
+    """A list doubled by `.extend` past the size limit stops the parameter interpreter (said in the cuts); the model's
+    class still names it (before, the whole workload stage was lost)."""
+    workdir, command = HOSTILE["list_doubling"](tmp_path)
+    cuts: list[str] = []
+    meta = extract_metadata(workdir, command, cuts=cuts)
+    assert meta.model_name == "M"
+    assert meta.params_millions is None
+    assert any(c.startswith("interpreter:") and "limit" in c for c in cuts), cuts
+
+
 def test_budget_cuts_keep_what_earlier_steps_found(tmp_path: Path) -> None:
     """A YAML bomb in a config file cuts that step; the learning rate from the command line still stands."""
     workdir, _ = HOSTILE["yaml_bomb"](tmp_path)

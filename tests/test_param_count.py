@@ -738,3 +738,48 @@ def test_the_model_the_job_builds_with_the_settings_it_parsed(
     (tmp_path / "train.py").write_text(source)
     meta = extract_metadata(tmp_path, command)
     assert meta.params_millions == pytest.approx(sum(p.numel() for p in truth.parameters()) / 1e6, rel=2e-3)
+
+
+DATA_SHAPED = """
+import torch
+import torch.nn as nn
+
+
+def get_classes(path):
+    with open(path, encoding="utf-8") as f:
+        names = f.readlines()
+    names = [c.strip() for c in names]
+    return names, len(names)
+
+
+class Embedder:
+    def __init__(self, d, n_freqs):
+        self.out_dim = d
+        for freq in 2.0 ** torch.linspace(0.0, n_freqs - 1, steps=n_freqs):
+            self.out_dim += 2 * d
+
+
+class Net(nn.Module):
+    def __init__(self, classes_path, n_freqs):
+        super().__init__()
+        _, num_classes = get_classes(classes_path)
+        width = Embedder(3, n_freqs).out_dim
+        self.head = nn.Linear(width, num_classes)
+"""
+
+
+def test_small_data_files_and_vectors_shape_the_model(tmp_path: Path) -> None:
+    """The job's class list (`with open(path) as f: f.readlines()`, a text file of the workspace, read and never
+    run) sizes the head, and a loop over `torch.linspace(..., steps=n)` runs n times (NeRF's positional encoder
+    width); a file outside the workspace or opened for writing stays unknown."""
+    (tmp_path / "model_data").mkdir()
+    (tmp_path / "model_data" / "classes.txt").write_text("cat\ndog\nbird\nfish\nhorse\n")
+    (tmp_path / "train.py").write_text(DATA_SHAPED)
+    counter = ParamCounter(Workspace(tmp_path))
+    call = ast.parse("Net('model_data/classes.txt', 10)", mode="eval").body
+    assert isinstance(call, ast.Call)
+    assert counter.count_call(call, {}, "train.py") == sum(p.numel() for p in nn.Linear(3 + 2 * 3 * 10, 5).parameters())
+    for path in ("../classes.txt", "/etc/passwd", "model_data/missing.txt"):
+        escaped = ast.parse(f"Net({path!r}, 10)", mode="eval").body
+        assert isinstance(escaped, ast.Call)
+        assert counter.count_call(escaped, {}, "train.py") is None, path

@@ -43,7 +43,7 @@ class Budget:
     max_files: int = 400
     max_bytes: int = 16_000_000
     max_nodes: int = 1_000_000  # parsed/walked structure nodes (YAML entries, evaluator steps, composed keys)
-    max_value: int = 100_000  # length of one built string or container
+    max_value: int = 1_200_000  # length of one built string or container (a file's text, 1 MB at most, and its lines)
     started: float = field(default_factory=time.monotonic)
     files: int = 0
     bytes: int = 0

@@ -18,10 +18,11 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from schedmate.agents.advisor.extract.budget import charge_nodes, check_size, past_share
+from schedmate.agents.advisor.extract.budget import ExtractionCutError, charge_nodes, check_size, past_share
 from schedmate.agents.advisor.extract.config_sources import load_structured, nest_flat
-from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Tensor, Weight
+from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Tensor, TextFile, Weight
 from schedmate.agents.advisor.extract.workspace import Workspace
+from schedmate.agents.exceptions import WorkspaceError
 
 __all__ = ["Callee", "Evaluator", "builds_nothing"]
 
@@ -52,6 +53,10 @@ def _callable(value: Any, functions_only: bool) -> Any:
     if isinstance(value, tuple) and len(value) == 3 and value[0] == "def":
         return isinstance(value[1], ast.FunctionDef | ast.Lambda) or not functions_only
     return UNKNOWN
+
+
+def _opens(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open"
 
 
 def _is_module(value: Any) -> bool:
@@ -86,7 +91,7 @@ _BUILTINS: Final[dict[str, Callable[..., Any]]] = {
 _SAFE_METHODS: Final = frozenset({"append", "extend", "get", "keys", "values", "items", "index", "count", "upper",
                                   "lower", "split", "strip", "startswith", "endswith", "copy", "insert", "replace",
                                   "lstrip", "rstrip", "rsplit", "partition", "rpartition", "join", "pop",
-                                  "setdefault"})  # fmt: skip
+                                  "setdefault", "splitlines"})  # fmt: skip
 
 
 # Calls made for their side effects on weights, not to build layers: one that cannot be followed is skipped.
@@ -272,6 +277,14 @@ class Evaluator:
         if not self._steps & 255:
             self._check_share()
 
+    def _check_size(self, n: int, what: str) -> None:
+        """A value over the budget's size limit stops this evaluation (said in the cuts), not the whole stage."""
+        try:
+            check_size(n, what)
+        except ExtractionCutError as exc:
+            self.cuts.append(f"interpreter: {exc}")
+            raise AbortError(str(exc)) from exc
+
     def _check_share(self) -> None:
         """Stop once this evaluation's share of the extraction's budget is spent."""
         if not self.out_of_share and past_share(self.budget_share):
@@ -312,6 +325,8 @@ class Evaluator:
         if isinstance(arg, ast.Call) and getattr(arg.func, "id", "") == "open" and arg.args:
             arg = arg.args[0]
         path = self._expr(arg, env, file) if arg is not None else UNKNOWN
+        if isinstance(path, TextFile):  # `with open(p) as f: cfg = yaml.safe_load(f)`
+            return nest_flat({k: v.value for k, v in load_structured(path.text, path.path).items()})
         if not isinstance(path, str) or not path:
             return UNKNOWN
         text = self.ws.read_text_or_none(path)
@@ -410,6 +425,10 @@ class Evaluator:
         elif isinstance(node, ast.Break):
             raise _Break
         elif isinstance(node, ast.With):
+            for item in node.items:  # `with open("classes.txt") as f:` binds the file; other managers, unknowns
+                if item.optional_vars is not None:
+                    value = self._expr(item.context_expr, env, file) if _opens(item.context_expr) else UNKNOWN
+                    self._assign(item.optional_vars, value if isinstance(value, TextFile) else UNKNOWN, env, file)
             self._body(node.body, env, file)  # `with torch.no_grad(): ...`: its statements run
         # other statements (assert, raise, try, pass, ...) create no layers we can size
 
@@ -457,7 +476,7 @@ class Evaluator:
             if not isinstance(n, int) or n > _MAX_ITEMS:
                 return UNKNOWN  # no [0] * 10**9
         if op is ast.Add and isinstance(a, list | tuple | str) and isinstance(b, list | tuple | str):
-            check_size(len(a) + len(b), "sequence built by +")
+            self._check_size(len(a) + len(b), "sequence built by +")
         try:
             out = _BIN[op](a, b)
         except (TypeError, ValueError, ArithmeticError):
@@ -600,9 +619,20 @@ class Evaluator:
                 if not isinstance(v, str | int | float) or isinstance(v, bool):
                     return UNKNOWN
                 pieces.append(str(v))
-            check_size(sum(len(p) for p in pieces), "f-string")
+            self._check_size(sum(len(p) for p in pieces), "f-string")
             return "".join(pieces)
         return UNKNOWN
+
+    def _open(self, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """``open(path)`` of a text file of the workspace for reading (the job's class list, its vocabulary): read,
+        never run, within the workspace's size limit; anything else (writing, binary, outside, missing) unknown."""
+        path, mode = args[0], args[1] if len(args) > 1 else kwargs.get("mode", "r")
+        if not isinstance(path, str) or not path or not isinstance(mode, str) or set(mode) - {"r", "t"}:
+            return UNKNOWN
+        try:
+            return TextFile(path, self.ws.read_text(path))
+        except WorkspaceError:
+            return UNKNOWN
 
     def _imported(self, dotted: str, file: str) -> Any:
         """What ``importlib.import_module(dotted)`` returns: a module of the workspace, or a library's by name."""
@@ -660,6 +690,12 @@ class Evaluator:
             if isinstance(target, tuple) and target[:1] == ("ext",) and name in ("from_json_file", "from_yaml_file"):
                 loaded = self._load_file(node.args[0] if node.args else None, env, file)  # `BertConfig.from_json_file`
                 return Obj(attrs=loaded) if isinstance(loaded, dict) else UNKNOWN
+            if isinstance(target, TextFile) and not args:
+                if name == "read":
+                    return target.text
+                if name == "readlines":
+                    return list(target)
+                return UNKNOWN if name != "close" else None
             if target == ("ext", "importlib") and name == "import_module" and args and isinstance(args[0], str):
                 return self._imported(args[0], file)  # `getattr(importlib.import_module("pkg.mod"), "Cls")`
             if target == ("ext", "math") and name in _MATH and args and all(_is_number(a) for a in args):
@@ -671,7 +707,7 @@ class Evaluator:
                 grows = sum(len(a) for a in args if isinstance(a, list | tuple | str | dict)) + len(args)
                 if name == "replace" and len(args) > 1 and isinstance(args[1], str):
                     grows += len(target) * len(args[1])  # every character could be replaced
-                check_size(len(target) + grows, f"{type(target).__name__} built by .{name}()")
+                self._check_size(len(target) + grows, f"{type(target).__name__} built by .{name}()")
                 return getattr(target, name)(*args, **kwargs)
             method = self._member(target.origin, name) if isinstance(target, Obj) else None
             if method is not None and isinstance(method[1], ast.FunctionDef):  # `self._make_layer(...)`
@@ -698,6 +734,8 @@ class Evaluator:
                 return self._invoke(callee, args, kwargs)
             if (callee in _IS_FUNCTION or (name == "callable" and callee is None)) and len(args) == 1:
                 return _callable(args[0], functions_only=callee in _IS_FUNCTION)  # `d() if isfunction(d) else d`
+            if name == "open" and callee is None and args:
+                return self._open(args, kwargs)
             if name == "getattr" and callee is None and len(args) >= 2 and _is_module(args[0]):
                 return self._module_attr(args[0], args[1], args[2] if len(args) > 2 else UNKNOWN)
             if name == "isinstance" and callee is None and len(node.args) == 2 and args:

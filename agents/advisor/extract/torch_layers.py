@@ -23,6 +23,20 @@ _ZERO_PARAM: Final = frozenset(
 _TUPLES: Final = {"to_2tuple": 2, "_pair": 2, "to_3tuple": 3, "_triple": 3}
 
 
+def _vector(name: str, args: list[Any], kw: dict[str, Any]) -> Any:
+    """The 1-D tensor ``linspace``/``logspace(start, end, steps)`` or ``arange([start,] end[, step])`` builds."""
+    if name != "arange":
+        steps = args[2] if len(args) > 2 else kw.get("steps", UNKNOWN)
+        return Tensor(steps, vector=True) if isinstance(steps, int) and 0 <= steps <= 1 << 20 else UNKNOWN
+    bounds = [a for a in args if isinstance(a, int) and not isinstance(a, bool)]
+    if len(bounds) != len(args) or not 1 <= len(bounds) <= 3:
+        return UNKNOWN
+    if len(bounds) == 3 and bounds[2] == 0:
+        return UNKNOWN
+    n = len(range(*bounds)) if len(bounds) > 1 or bounds[0] >= 0 else 0
+    return Tensor(n, vector=True) if n <= 1 << 20 else UNKNOWN
+
+
 def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int]:
     """The value of ``torch``/``nn`` call ``name`` and the parameters it creates."""
 
@@ -42,6 +56,8 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
         if name == "weight_norm" and isinstance(layer, Layer):
             return layer, layer.out  # weight_g: one gain per output (dim=0)
         return layer, 0
+    if name in ("linspace", "logspace", "arange"):  # 1-D: `for freq in torch.linspace(0, m, steps=n)` runs n times
+        return _vector(name, args, kw), 0
     if name in ("zeros", "ones", "randn", "rand", "empty", "Tensor", "FloatTensor"):
         shape = args[0] if len(args) == 1 and isinstance(args[0], list | tuple) else args
         return (Tensor(prod(shape)) if all(isinstance(s, int) for s in shape) else UNKNOWN), 0

@@ -4,10 +4,11 @@ layers and tensors of known size."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["UNKNOWN", "AbortError", "Layer", "Obj", "Tensor", "Weight", "namespace", "prod"]
+__all__ = ["UNKNOWN", "AbortError", "Layer", "Obj", "Tensor", "TextFile", "Weight", "namespace", "prod"]
 
 
 class _Unknown:
@@ -56,9 +57,27 @@ class Weight:
 
 @dataclass
 class Tensor:
-    """A tensor of known size (an initial value for ``nn.Parameter``)."""
+    """A tensor of known size (an initial value for ``nn.Parameter``); a 1-D one (``torch.linspace(0, 9, steps=10)``)
+    iterates over its ``numel`` unknown items."""
 
     numel: int
+    vector: bool = False
+
+    def __iter__(self) -> Iterator[Any]:
+        if not self.vector:
+            raise TypeError("iteration over a tensor of unknown shape")
+        return iter([UNKNOWN] * min(self.numel, 10_000))
+
+
+@dataclass(frozen=True)
+class TextFile:
+    """A text file of the workspace the job opens for reading (``open("model_data/classes.txt")``): its lines."""
+
+    path: str
+    text: str
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.text.splitlines(keepends=True))
 
 
 def prod(xs: Any) -> int:
