@@ -783,3 +783,37 @@ def test_small_data_files_and_vectors_shape_the_model(tmp_path: Path) -> None:
         escaped = ast.parse(f"Net({path!r}, 10)", mode="eval").body
         assert isinstance(escaped, ast.Call)
         assert counter.count_call(escaped, {}, "train.py") is None, path
+
+
+CHAR_LM = """
+import torch.nn as nn
+
+n_embd = 32
+with open('input.txt', 'r', encoding='utf-8') as f:
+    text = f.read()
+chars = sorted(list(set(text)))
+vocab_size = len(chars)
+
+
+class CharLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.token_embedding_table = nn.Embedding(vocab_size, n_embd)
+        self.lm_head = nn.Linear(n_embd, vocab_size)
+
+
+model = CharLM()
+"""
+
+
+def test_a_character_vocabulary_read_at_module_level_sizes_the_model(tmp_path: Path) -> None:
+    """`with open('input.txt') as f: text = f.read()` at module level, then `vocab_size = len(set(text))`: the
+    corpus (1.2 MB here, over the 1 MB read for source files, as tiny shakespeare is) sizes the embedding."""
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ \n"
+    (tmp_path / "input.txt").write_text((alphabet * 40_000)[:1_200_000])
+    (tmp_path / "gpt.py").write_text(CHAR_LM)
+    counter = ParamCounter(Workspace(tmp_path))
+    call = ast.parse("CharLM()", mode="eval").body
+    assert isinstance(call, ast.Call)
+    truth = nn.Sequential(nn.Embedding(len(alphabet), 32), nn.Linear(32, len(alphabet)))
+    assert counter.count_call(call, {}, "gpt.py") == sum(p.numel() for p in truth.parameters())

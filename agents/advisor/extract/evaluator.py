@@ -75,6 +75,7 @@ def _getattr(obj: Any, name: Any, *default: Any) -> Any:
     return UNKNOWN
 
 
+_DATA_FILE_BYTES: Final = 4_000_000  # a text file the job opens (its class list, its corpus for a vocabulary)
 _UNKNOWN_MAP: Final = UNKNOWN
 _PLAIN: Final = (int, float, str, bool, list, dict, tuple, type(None))  # values whose ``type()`` is Python's own
 _BUILTINS: Final[dict[str, Callable[..., Any]]] = {
@@ -368,6 +369,10 @@ class Evaluator:
                 env[alias.asname or alias.name.split(".")[0]] = ("module", local) if local else ("ext", alias.name)
         elif isinstance(node, ast.Try | ast.TryStar):
             self._try(node, env, file, module_level)
+        elif isinstance(node, ast.With) and module_level:
+            self.bind_with(node, env, file)  # `with open('input.txt') as f: text = f.read()` at module level
+            for stmt in node.body:
+                self._stmt(stmt, env, file, module_level)
         elif module_level and not isinstance(node, ast.Assign | ast.AnnAssign):
             return
         elif isinstance(node, ast.Assign):
@@ -425,12 +430,16 @@ class Evaluator:
         elif isinstance(node, ast.Break):
             raise _Break
         elif isinstance(node, ast.With):
-            for item in node.items:  # `with open("classes.txt") as f:` binds the file; other managers, unknowns
-                if item.optional_vars is not None:
-                    value = self._expr(item.context_expr, env, file) if _opens(item.context_expr) else UNKNOWN
-                    self._assign(item.optional_vars, value if isinstance(value, TextFile) else UNKNOWN, env, file)
+            self.bind_with(node, env, file)
             self._body(node.body, env, file)  # `with torch.no_grad(): ...`: its statements run
         # other statements (assert, raise, try, pass, ...) create no layers we can size
+
+    def bind_with(self, node: ast.With, env: dict[str, Any], file: str) -> None:
+        """``with open("classes.txt") as f:`` binds the file; what other context managers give is unknown."""
+        for item in node.items:
+            if item.optional_vars is not None:
+                value = self._expr(item.context_expr, env, file) if _opens(item.context_expr) else UNKNOWN
+                self._assign(item.optional_vars, value if isinstance(value, TextFile) else UNKNOWN, env, file)
 
     def _try(self, node: ast.Try | ast.TryStar, env: dict[str, Any], file: str, module_level: bool) -> None:
         """``try:`` runs its body, as the job does when nothing fails (``try: import xformers; XFORMERS = True``); a
@@ -629,8 +638,8 @@ class Evaluator:
         path, mode = args[0], args[1] if len(args) > 1 else kwargs.get("mode", "r")
         if not isinstance(path, str) or not path or not isinstance(mode, str) or set(mode) - {"r", "t"}:
             return UNKNOWN
-        try:
-            return TextFile(path, self.ws.read_text(path))
+        try:  # (a character-level corpus is often a little over the 1 MB read for source files: tiny shakespeare)
+            return TextFile(path, self.ws.read_text(path, max_bytes=_DATA_FILE_BYTES))
         except WorkspaceError:
             return UNKNOWN
 

@@ -272,6 +272,11 @@ class ParamCounter(Evaluator):
             for s in stmt.body if test else stmt.orelse:
                 self._run(s, env, file, settings)
         elif isinstance(stmt, ast.With | ast.AsyncWith | ast.Try):
+            if isinstance(stmt, ast.With):
+                try:
+                    self.bind_with(stmt, env, file)
+                except _SLICE_ERRORS:
+                    _forget_assigned(stmt, env)
             for s in stmt.body:
                 self._run(s, env, file, settings)
         elif isinstance(stmt, ast.For | ast.While | ast.AsyncFor):

@@ -95,13 +95,14 @@ class Workspace:
         except WorkspaceError:
             return False
 
-    def read_text(self, rel: str | Path) -> str:
-        """Text of a file inside the root (refuses big and binary files, FIFOs and devices; never blocks)."""
+    def read_text(self, rel: str | Path, max_bytes: int | None = None) -> str:
+        """Text of a file inside the root (refuses big and binary files, FIFOs and devices; never blocks); a data
+        file the job opens may be given a larger ``max_bytes`` than source and config files."""
         path = self.resolve(rel)
         if path in self._texts:
             return self._texts[path]
         try:
-            data = read_regular_file(path, self.max_file_bytes)
+            data = read_regular_file(path, max_bytes or self.max_file_bytes)
         except OSError as exc:
             raise WorkspaceError(f"{rel}: {exc.strerror or exc}") from exc
         charge_file(len(data))
