@@ -817,3 +817,76 @@ def test_a_character_vocabulary_read_at_module_level_sizes_the_model(tmp_path: P
     assert isinstance(call, ast.Call)
     truth = nn.Sequential(nn.Embedding(len(alphabet), 32), nn.Linear(32, len(alphabet)))
     assert counter.count_call(call, {}, "gpt.py") == sum(p.numel() for p in truth.parameters())
+
+
+SEGMENTATION_PACKAGE = {
+    "network/__init__.py": "from .modeling import *\n",
+    "network/modeling.py": """
+from functools import partial
+import torch.nn as nn
+from timm.models.vision_transformer import Block
+from .utils import LayerGetter
+
+
+class Backbone(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, width, 3), nn.Conv2d(width, width, 3), nn.Conv2d(width, 512, 1))
+        self.classifier = nn.Linear(512, 1000)
+
+
+class Head(nn.Module):
+    def __init__(self, width, classes, norm_layer):
+        super().__init__()
+        self.block = Block(width, 4, 2.0, qkv_bias=True)
+        self.norm = norm_layer(width)
+        self.out = nn.Linear(width, classes)
+
+
+def segmenter_small(num_classes=21):
+    backbone = Backbone(32)
+    backbone.low = backbone.features[0:2]
+    backbone.features = None
+    backbone.classifier = None
+    return nn.Sequential(LayerGetter(backbone), Head(32, num_classes, partial(nn.LayerNorm, eps=1e-6)))
+""",
+    "network/utils.py": """
+from collections import OrderedDict
+import torch.nn as nn
+
+
+class LayerGetter(nn.ModuleDict):
+    def __init__(self, model):
+        layers = OrderedDict()
+        for name, module in model.named_children():
+            layers[name] = module
+        super().__init__(layers)
+""",
+    "main.py": """
+import argparse
+import torch
+import network
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", default="segmenter_small")
+parser.add_argument("--num_classes", type=int, default=21)
+opts = parser.parse_args()
+model = network.modeling.__dict__[opts.model](num_classes=opts.num_classes)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+""",
+}
+
+
+def test_a_registry_of_a_job_package_is_counted_without_what_it_drops(tmp_path: Path) -> None:
+    """`network.modeling.__dict__[opts.model](...)` (a submodule reached as the package's attribute) is evaluated, not
+    only named; `named_children()` of a job's module lists its submodules; a backbone's `features` and `classifier`
+    set to None after its slices were taken are not trained (the kept slices are); `partial(nn.LayerNorm, eps=…)`
+    builds a LayerNorm and timm's ViT `Block` counts as timm builds it."""
+    for name, text in SEGMENTATION_PACKAGE.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    block = nn.ModuleList([nn.LayerNorm(32), nn.Linear(32, 96), nn.Linear(32, 32), nn.LayerNorm(32),
+                           nn.Linear(32, 64), nn.Linear(64, 32)])  # fmt: skip
+    kept = nn.ModuleList([nn.Conv2d(3, 32, 3), nn.Conv2d(32, 32, 3), block, nn.LayerNorm(32), nn.Linear(32, 21)])
+    meta = extract_metadata(tmp_path, "python main.py --num_classes 21")
+    assert meta.params_millions == pytest.approx(sum(p.numel() for p in kept.parameters()) / 1e6, rel=5e-3)

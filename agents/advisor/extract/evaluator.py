@@ -24,7 +24,7 @@ from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, 
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
 
-__all__ = ["Callee", "Evaluator", "builds_nothing"]
+__all__ = ["Callee", "Evaluator", "builds_nothing", "is_module_value"]
 
 # ("def", class or function node, file), ("module", file or None) or ("ext", dotted name)
 Callee = tuple[str, Any, str]
@@ -53,6 +53,23 @@ def _callable(value: Any, functions_only: bool) -> Any:
     if isinstance(value, tuple) and len(value) == 3 and value[0] == "def":
         return isinstance(value[1], ast.FunctionDef | ast.Lambda) or not functions_only
     return UNKNOWN
+
+
+def is_module_value(value: Any) -> bool:
+    """Whether an attribute holds a submodule: a job's module, a torch layer, or a container of them."""
+    if isinstance(value, Layer):
+        return True
+    if isinstance(value, Obj):
+        return isinstance(value.origin, tuple) and len(value.origin) == 3 and isinstance(value.origin[1], ast.ClassDef)
+    if isinstance(value, list | tuple) and value:
+        return all(is_module_value(v) for v in value)
+    if isinstance(value, dict) and value:
+        return all(is_module_value(v) for v in value.values())
+    return False
+
+
+def _is_partial(value: Any) -> bool:
+    return isinstance(value, tuple) and len(value) == 4 and value[0] == "partial"
 
 
 def _opens(node: ast.expr) -> bool:
@@ -516,8 +533,8 @@ class Evaluator:
                 return self._class_constant(obj, node.attr)  # `block.expansion`
             if isinstance(obj, tuple) and obj and obj[0] == "module" and obj[1] and node.attr == "__dict__":
                 return dict(self._module(obj[1])[1])  # `resnet.__dict__[args.arch]`: the module's names
-            if isinstance(obj, tuple) and obj and obj[0] == "module" and obj[1]:
-                return self._module(obj[1])[1].get(node.attr, UNKNOWN)
+            if _is_module(obj) and obj[1]:  # a package's submodule is its attribute too (`network.modeling`)
+                return self._module_attr(obj, node.attr, UNKNOWN)
             if isinstance(obj, tuple) and obj and obj[0] == "ext":
                 return ("ext", f"{obj[1]}.{node.attr}")
             if isinstance(obj, dict) and node.attr in obj:
@@ -632,6 +649,16 @@ class Evaluator:
             return "".join(pieces)
         return UNKNOWN
 
+    def _call_value(self, fn: Any, args: list[Any], kwargs: dict[str, Any], file: str) -> Any:
+        """Call what a name holds: a job's class or function, a library's callable (a layer), a partial of one."""
+        if isinstance(fn, tuple) and fn and fn[0] == "def":
+            return self._invoke(fn, args, kwargs)
+        if isinstance(fn, tuple) and len(fn) == 2 and fn[0] == "ext":
+            return self._layer(str(fn[1]).rsplit(".", 1)[-1], args, kwargs)
+        if _is_partial(fn):
+            return self._call_value(fn[1], [*fn[2], *args], {**dict(fn[3]), **kwargs}, file)
+        return UNKNOWN
+
     def _open(self, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """``open(path)`` of a text file of the workspace for reading (the job's class list, its vocabulary): read,
         never run, within the workspace's size limit; anything else (writing, binary, outside, missing) unknown."""
@@ -699,6 +726,8 @@ class Evaluator:
             if isinstance(target, tuple) and target[:1] == ("ext",) and name in ("from_json_file", "from_yaml_file"):
                 loaded = self._load_file(node.args[0] if node.args else None, env, file)  # `BertConfig.from_json_file`
                 return Obj(attrs=loaded) if isinstance(loaded, dict) else UNKNOWN
+            if target == ("ext", "functools") and name == "partial" and args:
+                return ("partial", args[0], tuple(args[1:]), tuple(kwargs.items()))
             if isinstance(target, TextFile) and not args:
                 if name == "read":
                     return target.text
@@ -721,6 +750,9 @@ class Evaluator:
             method = self._member(target.origin, name) if isinstance(target, Obj) else None
             if method is not None and isinstance(method[1], ast.FunctionDef):  # `self._make_layer(...)`
                 return self._invoke(method, [target, *args], kwargs)
+            if isinstance(target, Obj) and name in ("children", "named_children") and not args:
+                kids = [(k, v) for k, v in target.attrs.items() if is_module_value(v)]  # in registration order
+                return kids if name == "named_children" else [v for _, v in kids]
             if isinstance(target, Obj | Layer) and name in _RETURNS_SELF:
                 return target  # `net = net.cuda()`: nn.Module's device and mode methods return the module
             if isinstance(target, tuple) and target and target[0] == "module":
@@ -743,6 +775,10 @@ class Evaluator:
                 return self._invoke(callee, args, kwargs)
             if (callee in _IS_FUNCTION or (name == "callable" and callee is None)) and len(args) == 1:
                 return _callable(args[0], functions_only=callee in _IS_FUNCTION)  # `d() if isfunction(d) else d`
+            if callee == ("ext", "functools.partial") and args:  # `partial(nn.LayerNorm, eps=1e-6)`
+                return ("partial", args[0], tuple(args[1:]), tuple(kwargs.items()))
+            if _is_partial(callee):  # `norm_layer(embed_dim)`
+                return self._call_value(callee, args, kwargs, file)
             if name == "open" and callee is None and args:
                 return self._open(args, kwargs)
             if name == "getattr" and callee is None and len(args) >= 2 and _is_module(args[0]):

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, Final
 
-from schedmate.agents.advisor.extract.evaluator import Callee, Evaluator, builds_nothing
+from schedmate.agents.advisor.extract.evaluator import Callee, Evaluator, builds_nothing, is_module_value
 from schedmate.agents.advisor.extract.known import known_model
 from schedmate.agents.advisor.extract.torch_layers import torch_call
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Weight, namespace
@@ -44,6 +44,7 @@ class ParamCounter(Evaluator):
         self.built: Any = None  # what the last count_call's expression evaluated to
         self._handed: dict[int, tuple[Any, int]] = {}  # modules built before the call (values_at) → parameters
         self._globals: dict[str, dict[str, Any]] = {}  # file → module globals the command line or a config sets
+        self._dropped: list[tuple[Obj, Any]] = []  # (owner, module) an attribute held before it was reassigned
 
     def _snapshot(self) -> Any:
         return self._total
@@ -91,6 +92,7 @@ class ParamCounter(Evaluator):
         self._total, self._steps = 0, 0
         self._sizes.clear()
         self._templates.clear()
+        self._dropped = []
         self.arguments = {}
         self.built = None
         try:
@@ -138,6 +140,16 @@ class ParamCounter(Evaluator):
             held = _reachable(built)
             total -= sum(size for key, (_, size) in self._templates.items() if key not in held)
             total += sum(size for key, (_, size) in self._handed.items() if key in held)  # `Projector(encoder)`
+        if self._dropped and isinstance(built, Obj | list | tuple | dict):
+            held = _reachable(built if isinstance(built, Obj) else Obj(attrs={"_": built}))
+            for owner, _ in self._dropped:
+                held |= _reachable(owner)
+            gone: dict[int, int] = {}
+            for _, old in self._dropped:  # `backbone.features = None` after its slices were taken: the rest goes
+                for v in _graph(old) if isinstance(old, Obj) else _graph(Obj(attrs={"_": old})):
+                    if isinstance(v, Layer) and id(v) not in held:
+                        gone[id(v)] = v.params
+            total -= sum(gone.values())
         return total if total > 0 else None
 
     def _stmt(self, node: ast.stmt, env: dict[str, Any], file: str, module_level: bool = False) -> None:
@@ -159,6 +171,11 @@ class ParamCounter(Evaluator):
                 owner.params -= owner.weight
                 owner.weight = 0
             return
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name | ast.Attribute):
+            owner = self._expr(target.value, env, file)
+            old = owner.attrs.get(target.attr) if isinstance(owner, Obj) else None
+            if old is not None and old is not value and value is not UNKNOWN and is_module_value(old):
+                self._dropped.append((owner, old))  # `backbone.classifier = None`: unless still held, not trained
         super()._assign(target, value, env, file)
 
     # --- values that reach a call --------------------------------------------------------------

@@ -126,6 +126,11 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
     elif name == "Attention":
         d = arg(0, "dim")
         n = 3 * d * d + (3 * d if kw.get("qkv_bias", False) else 0) + d * d + d
+    elif name == "Block":  # timm's ViT block: two LayerNorms, Attention (qkv, proj) and an Mlp of mlp_ratio
+        d = arg(0, "dim")
+        hidden = int(d * arg(2, "mlp_ratio", 4.0))
+        qkv_bias = args[3] if len(args) > 3 else kw.get("qkv_bias", False)
+        n = 4 * d + 3 * d * d + (3 * d if qkv_bias else 0) + d * d + d + 2 * d * hidden + hidden + d
     elif name == "Mlp":
         i = arg(0, "in_features")
         h, o = kw.get("hidden_features") or i, kw.get("out_features") or i

@@ -798,9 +798,9 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     elif name == "initialize" and dotted.endswith("deepspeed.initialize"):
         if (a := _args_of(call, ("config", "config_params"))) is not None:
             yield "deepspeed", a, "deepspeed.initialize(config=)"
-    elif isinstance(call.func, ast.Subscript) and _dotted(call.func.value).endswith("__dict__"):
-        yield "model", call.func.slice, f"{_dotted(call.func.value)}[...]()"  # a registry: vits.__dict__[arch]()
     elif isinstance(call.func, ast.Subscript) and isinstance(call.func.value, ast.Name | ast.Attribute):
+        if _dotted(call.func.value).endswith("__dict__"):
+            yield "model", call.func.slice, f"{_dotted(call.func.value)}[...]()"  # a registry: vits.__dict__[arch]()
         yield "registry_key", call.func.slice, f"{_dotted(call.func.value)}[...]()"  # MODELS[args.model](...)
         given = [k for k in call.keywords if k.arg]
         keys: list[ast.expr | None] = [ast.Constant(k.arg) for k in given]
