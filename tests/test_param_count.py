@@ -890,3 +890,51 @@ def test_a_registry_of_a_job_package_is_counted_without_what_it_drops(tmp_path: 
     kept = nn.ModuleList([nn.Conv2d(3, 32, 3), nn.Conv2d(32, 32, 3), block, nn.LayerNorm(32), nn.Linear(32, 21)])
     meta = extract_metadata(tmp_path, "python main.py --num_classes 21")
     assert meta.params_millions == pytest.approx(sum(p.numel() for p in kept.parameters()) / 1e6, rel=5e-3)
+
+
+CLASS_CONFIG = """
+import torch.nn as nn
+
+
+class Config:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+class LM(nn.Module):
+    @staticmethod
+    def get_default_config():
+        return Config(model_type="mini", n_layer=None, n_embd=None, vocab_size=None)
+
+    @classmethod
+    def shapes(cls):
+        return {"mini": dict(n_layer=2, n_embd=48), "nano": dict(n_layer=1, n_embd=16)}
+
+    def __init__(self, config):
+        super().__init__()
+        type_given = config.model_type is not None
+        params_given = all([config.n_layer is not None, config.n_embd is not None])
+        assert type_given ^ params_given
+        if type_given:
+            shape = LM.shapes()[config.model_type]
+            config.n_layer, config.n_embd = shape["n_layer"], shape["n_embd"]
+        self.embed = nn.Embedding(config.vocab_size, config.n_embd)
+        self.blocks = nn.ModuleList([nn.Linear(config.n_embd, config.n_embd) for _ in range(config.n_layer)])
+
+
+def build(vocab):
+    config = LM.get_default_config()
+    config.vocab_size = vocab
+    return LM(config)
+"""
+
+
+def test_static_and_class_methods_and_all_any_are_followed(tmp_path: Path) -> None:
+    """minGPT's `GPT.get_default_config()` (a static method) and a class method's table of shapes are evaluated, and
+    `all([...])` / `any([...])` over known values decide the branch that picks the shape."""
+    (tmp_path / "model.py").write_text(CLASS_CONFIG)
+    counter = ParamCounter(Workspace(tmp_path))
+    call = ast.parse("build(65)", mode="eval").body
+    assert isinstance(call, ast.Call)
+    truth = nn.ModuleList([nn.Embedding(65, 48), nn.Linear(48, 48), nn.Linear(48, 48)])
+    assert counter.count_call(call, {}, "model.py") == sum(p.numel() for p in truth.parameters())

@@ -101,7 +101,8 @@ _BUILTINS: Final[dict[str, Callable[..., Any]]] = {
     "enumerate": lambda a, start=0: list(enumerate(a, start)),
     "reversed": lambda a: list(reversed(a)), "str": str, "bool": bool, "dict": dict, "round": round,
     "getattr": _getattr, "hasattr": lambda o, n: _getattr(o, n, _MISSING) is not _MISSING,
-    "type": lambda v: type(v) if isinstance(v, _PLAIN) else UNKNOWN, "set": set, "sorted": sorted,
+    "type": lambda v: type(v) if isinstance(v, _PLAIN) else UNKNOWN, "set": set, "sorted": sorted, "all": all,
+    "any": any,
     "map": lambda f, xs: [f(x) for x in xs] if f in (int, float, str) else _UNKNOWN_MAP,
 }  # fmt: skip
 
@@ -109,7 +110,7 @@ _BUILTINS: Final[dict[str, Callable[..., Any]]] = {
 _SAFE_METHODS: Final = frozenset({"append", "extend", "get", "keys", "values", "items", "index", "count", "upper",
                                   "lower", "split", "strip", "startswith", "endswith", "copy", "insert", "replace",
                                   "lstrip", "rstrip", "rsplit", "partition", "rpartition", "join", "pop",
-                                  "setdefault", "splitlines"})  # fmt: skip
+                                  "setdefault", "splitlines", "update"})  # fmt: skip
 
 
 # Calls made for their side effects on weights, not to build layers: one that cannot be followed is skipped.
@@ -528,6 +529,8 @@ class Evaluator:
             if isinstance(obj, Obj):
                 if node.attr in obj.attrs:
                     return obj.attrs[node.attr]
+                if node.attr == "__dict__":  # `self.__dict__.update(kwargs)`: a record's fields
+                    return obj.attrs
                 return self._class_constant(obj.origin, node.attr)
             if isinstance(obj, tuple) and obj and obj[0] == "def" and isinstance(obj[1], ast.ClassDef):
                 return self._class_constant(obj, node.attr)  # `block.expansion`
@@ -741,7 +744,7 @@ class Evaluator:
                     return _MATH[name](*args)
                 except (ValueError, OverflowError, TypeError):
                     return UNKNOWN
-            if isinstance(target, list | dict | str) and name in _SAFE_METHODS:
+            if isinstance(target, list | dict | str) and name in _SAFE_METHODS and hasattr(target, name):
                 grows = sum(len(a) for a in args if isinstance(a, list | tuple | str | dict)) + len(args)
                 if name == "replace" and len(args) > 1 and isinstance(args[1], str):
                     grows += len(target) * len(args[1])  # every character could be replaced
@@ -750,6 +753,20 @@ class Evaluator:
             method = self._member(target.origin, name) if isinstance(target, Obj) else None
             if method is not None and isinstance(method[1], ast.FunctionDef):  # `self._make_layer(...)`
                 return self._invoke(method, [target, *args], kwargs)
+            if (
+                isinstance(target, tuple)
+                and len(target) == 3
+                and target[0] == "def"
+                and isinstance(target[1], ast.ClassDef)
+            ):
+                static = self._member(target, name)  # `GPT.get_default_config()`: a static or class method
+                if static is not None and isinstance(static[1], ast.FunctionDef):
+                    kinds = {d.id for d in static[1].decorator_list if isinstance(d, ast.Name)}
+                    if "staticmethod" in kinds:
+                        return self._invoke(static, args, kwargs)
+                    if "classmethod" in kinds:
+                        return self._invoke(static, [target, *args], kwargs)
+                return UNKNOWN
             if isinstance(target, Obj) and name in ("children", "named_children") and not args:
                 kids = [(k, v) for k, v in target.attrs.items() if is_module_value(v)]  # in registration order
                 return kids if name == "named_children" else [v for _, v in kids]
