@@ -495,3 +495,30 @@ def test_an_epoch_bound_and_an_accumulating_step_loop(tmp_path: Path) -> None:
     write(tmp_path, {"a.py": head + "train_a()\n", "b.py": head.split("def train_a")[0] + "def train_b" + rest})
     assert extract_metadata(tmp_path, "python a.py").epochs == 7
     assert extract_metadata(tmp_path, "python b.py").max_steps == 10000
+
+
+IGNITE = """
+import fire
+import ignite.distributed as idist
+import torch
+
+
+def run(batch_size=512, num_epochs=24, learning_rate=0.4):
+    loader = idist.auto_dataloader(torch.zeros(8), batch_size=batch_size, shuffle=True)
+    model = idist.auto_model(torch.nn.Linear(8, 2))
+    optimizer = torch.optim.SGD(model.parameters(), lr=learning_rate)
+    for epoch in range(num_epochs):
+        for batch in loader:
+            pass
+
+
+if __name__ == "__main__":
+    fire.Fire({"run": run})
+"""
+
+
+def test_ignite_s_auto_dataloader_splits_the_batch_over_the_ranks(tmp_path: Path) -> None:
+    """`idist.auto_dataloader(batch_size=512)` (PyTorch-Ignite) takes the total batch and gives each of the two ranks
+    torchrun starts half of it."""
+    meta = extract_metadata(write(tmp_path, {"main.py": IGNITE}), "torchrun --nproc_per_node=2 main.py run")
+    assert (meta.batch_size_per_device, meta.global_batch_size, meta.num_gpus) == (256, 512, 2)

@@ -36,7 +36,7 @@ from schedmate.agents.advisor.extract.config_sources import (
 from schedmate.agents.advisor.extract.dict_parsers import dict_parser_specs, factory_settings, parse_pairs
 from schedmate.agents.advisor.extract.hydra import compose_hydra
 from schedmate.agents.advisor.extract.launch import Launch, small_count
-from schedmate.agents.advisor.extract.usesites import Use, find_uses
+from schedmate.agents.advisor.extract.usesites import SPLIT_LOADER, Use, find_uses
 from schedmate.agents.advisor.extract.workspace import Workspace
 
 __all__ = ["Extraction", "collect_settings"]
@@ -440,6 +440,8 @@ def _data_module_and_deepspeed(ws: Workspace, ex: Extraction) -> None:
     if script.endswith(".py"):
         ex.modules = job_modules(ws, script, ex.code)
     ex.batch_split_in_code = any(_BATCH_PER_RANK.search(t) for t in [ex.code, *(t for _, t in ex.modules)])
+    loader = ex.uses.get("batch")
+    ex.batch_divided_by_world |= loader is not None and loader.how == SPLIT_LOADER
     if not ex.batch_divided_by_world and "batch" not in ex.uses:
         # the batch setting is the whole job's, split over the ranks where the loader is built (yacs
         # `TRAIN.BATCH_SIZE / NUM_GPUS`, `batch_size // world_size`)

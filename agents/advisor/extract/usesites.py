@@ -40,7 +40,7 @@ from schedmate.agents.advisor.extract.config_sources import (
 )
 from schedmate.agents.advisor.extract.workspace import Workspace
 
-__all__ = ["Use", "find_uses"]
+__all__ = ["SPLIT_LOADER", "Use", "find_uses"]
 
 _MAX_DEPTH: Final = 24
 _UNKNOWN: Final = object()
@@ -714,6 +714,9 @@ def _trains_parameters(call: ast.Call) -> bool:
     return looked_up is not None and _dotted(looked_up).rsplit(".", 1)[-1] in ("optim", "optimizers")
 
 
+SPLIT_LOADER: Final = "auto_dataloader(batch_size=), split over the ranks"
+
+
 def _job_function(ws: Workspace, r: _Resolver, tree: ast.Module, call: ast.Call, file: str) -> bool:
     """Whether ``call`` calls a function of the job's own code: defined in the module, or imported from the workspace
     (``from cldm.model import create_model``, ``import models; models.create_model(...)``)."""
@@ -740,6 +743,9 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     if name.endswith("DataLoader"):
         if (a := _args_of(call, ("batch_size",), 1)) is not None:
             yield "batch", a, f"{name}(batch_size=)"
+    elif name == "auto_dataloader":  # ignite's idist.auto_dataloader: the batch is the total, split over the ranks
+        if (a := _args_of(call, ("batch_size",))) is not None:
+            yield "batch", a, SPLIT_LOADER
     elif name in _OPTIMIZERS:
         if (a := _args_of(call, ("lr", "learning_rate"), 1)) is not None:
             yield "lr", a, f"{name}(lr=)"
