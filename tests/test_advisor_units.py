@@ -280,3 +280,34 @@ def test_known_datasets_are_data_with_sources() -> None:
     assert rows and all(re.compile(r["pattern"]) and r["name"] and r["source"] for r in rows)
     assert canonical_dataset("--data-set CIFAR100") == "CIFAR-100" and canonical_dataset("cifar10") == "CIFAR-10"
     assert canonical_dataset("wikitext-103-raw-v1") == "WikiText-103" and canonical_dataset("hello") is None
+
+
+EMBEDDING_LM = """
+import torch.nn as nn
+
+vocab_size = 65536
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.key = nn.Linear(d, d, bias=False)
+        self.value = nn.Linear(d, d, bias=False)
+
+
+class RWKV(nn.Module):
+    def __init__(self, d, layers):
+        super().__init__()
+        self.emb = nn.Embedding(vocab_size, d)
+        self.blocks = nn.ModuleList([Block(d) for _ in range(layers)])
+        self.head = nn.Linear(d, vocab_size, bias=False)
+"""
+
+
+def test_a_model_that_embeds_tokens_with_only_linear_layers_is_no_image_mlp(tmp_path: Path) -> None:
+    """An embedding table over a vocabulary plus linear layers (an RWKV-style recurrence in custom kernels) is not an
+    MLP over image features: the family stays unsaid and the task is language modelling."""
+    (tmp_path / "train.py").write_text(EMBEDDING_LM + "\nmodel = RWKV(64, 2)\n")
+    meta = extract_metadata(tmp_path, "python train.py")
+    assert meta.model_type != "mlp"
+    assert meta.task == "language_modeling"

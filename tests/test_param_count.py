@@ -938,3 +938,50 @@ def test_static_and_class_methods_and_all_any_are_followed(tmp_path: Path) -> No
     assert isinstance(call, ast.Call)
     truth = nn.ModuleList([nn.Embedding(65, 48), nn.Linear(48, 48), nn.Linear(48, 48)])
     assert counter.count_call(call, {}, "model.py") == sum(p.numel() for p in truth.parameters())
+
+
+WRAPPED_REGISTRY = {
+    "resnet.py": """
+import torch.nn as nn
+
+__all__ = ["ResNet", "resnet8", "resnet14"]
+
+
+class ResNet(nn.Module):
+    def __init__(self, depth):
+        super().__init__()
+        self.convs = nn.Sequential(*[nn.Conv2d(16, 16, 3, padding=1) for _ in range(depth)])
+        self.fc = nn.Linear(16, 10)
+
+
+def resnet8():
+    return ResNet(3)
+
+
+def resnet14():
+    return ResNet(6)
+""",
+    "trainer.py": """
+import argparse
+import torch
+import resnet
+
+names = sorted(name for name in resnet.__dict__ if name.islower() and name.startswith("resnet"))
+parser = argparse.ArgumentParser()
+parser.add_argument("--arch", default="resnet8", choices=names)
+args = parser.parse_args()
+model = torch.nn.DataParallel(resnet.__dict__[args.arch]())
+model.cuda()
+optimizer = torch.optim.SGD(model.parameters(), 0.1)
+""",
+}
+
+
+def test_a_registry_call_inside_data_parallel_is_counted(tmp_path: Path) -> None:
+    """`model = torch.nn.DataParallel(resnet.__dict__[args.arch]())`: the registry call inside the wrapper builds the
+    model, and the interpreter counts what the command's `--arch` selects."""
+    for name, text in WRAPPED_REGISTRY.items():
+        (tmp_path / name).write_text(text)
+    meta = extract_metadata(tmp_path, "python trainer.py --arch=resnet14")
+    truth = nn.ModuleList([*(nn.Conv2d(16, 16, 3, padding=1) for _ in range(6)), nn.Linear(16, 10)])
+    assert meta.params_millions == pytest.approx(sum(p.numel() for p in truth.parameters()) / 1e6, rel=5e-3)

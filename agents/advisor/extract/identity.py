@@ -79,6 +79,7 @@ _LAYER_KINDS: Final = (
     ),
     (r"LSTM|GRU|RNN", "rnn"),
     (r"Linear", "linear"),
+    (r"Embedding", "embedding"),  # a lookup of tokens: with only linear layers besides, no MLP over features
 )
 
 
@@ -89,7 +90,7 @@ class ModelClass:
     name: str
     file: str | None = None
     line: int | None = None
-    layers: set[str] = field(default_factory=set)  # transformer / conv / rnn / linear
+    layers: set[str] = field(default_factory=set)  # transformer / conv / rnn / linear / embedding
     layer_calls: list[str] = field(default_factory=list)
     backbones: list[tuple[str, str | None]] = field(default_factory=list)  # well-known models it builds, their type
 
@@ -221,8 +222,11 @@ _INSTRUCTION: Final = re.compile(
 )
 
 
-def task_of(model_type: str | None, *, code: str, hints: str, pretrained: bool, stage: str | None) -> str | None:
-    """The training task from the trainer stage, the model family, model heads and wording in code/README."""
+def task_of(
+    model_type: str | None, *, code: str, hints: str, pretrained: bool, stage: str | None, tokens: bool = False
+) -> str | None:
+    """The training task from the trainer stage, the model family, model heads and wording in code/README;
+    ``tokens``: the model embeds tokens (an embedding table and no convolution)."""
     stages = {"sft": "instruction_finetuning", "dpo": "preference_optimization_dpo", "pt": "language_modeling",
               "rm": "preference_optimization_dpo", "kto": "preference_optimization_dpo"}  # fmt: skip
     if stage and stage in stages:
@@ -252,7 +256,7 @@ def task_of(model_type: str | None, *, code: str, hints: str, pretrained: bool, 
     if model_type == "encoder_only_transformer":
         return "masked_language_modeling"
     if (
-        model_type == "rnn"
+        (model_type == "rnn" or (model_type is None and tokens))
         and re.search(r"\bvocab", code)
         and not re.search(r"n(?:um)?_classes|\bclasses\b|\blabels?\b|sentiment", code)
     ):

@@ -201,10 +201,10 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
         if (
             isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
             and re.search(r"model|net", node.targets[0].id, re.I) and isinstance(node.value, ast.Call)
-            and isinstance(node.value.func, ast.Subscript) and (u := ex.uses.get("registry_key")) is not None
-            and u.line == node.lineno and isinstance(u.value, str)
+            and isinstance((inner := _unwrapped(node.value)).func, ast.Subscript)
+            and (u := ex.uses.get("registry_key")) is not None and u.line == inner.lineno and isinstance(u.value, str)
         ):  # fmt: skip
-            call = node.value
+            call = inner
             known = ex.uses.get("registry_kwargs")
             if known is not None and known.line == node.lineno and isinstance(known.value, dict):
                 call = ast.Call(
@@ -233,6 +233,21 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
     if (fitted := _fitted_module(tree)) is not None:
         return fitted
     return _factory_call(ex, tree, ws) if ws is not None else None
+
+
+def _unwrapped(call: ast.Call) -> ast.Call:
+    """The call that builds the module inside wrappers and device moves: ``DataParallel(MODELS[a]()).cuda()``."""
+    while True:
+        if (
+            isinstance(call.func, ast.Attribute)
+            and call.func.attr in _SAME_MODULE
+            and isinstance(call.func.value, ast.Call)
+        ):
+            call = call.func.value
+        elif _callee_name(call) in _WRAPPERS and call.args and isinstance(call.args[0], ast.Call):
+            call = call.args[0]
+        else:
+            return call
 
 
 def _fitted_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
@@ -903,6 +918,7 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
         hints=f"{title} {ident.dataset or ''} {ident.model_name or ''}",
         pretrained=pretrained is not None or _starts_from_weights(ex),
         stage=str(stage.value) if stage is not None else None,
+        tokens=model.cls is not None and "embedding" in model.cls.layers and "conv" not in model.cls.layers,
     )
     if ident.model_type is None and pretrained is not None and ident.task in _CAUSAL_LM_TASKS:
         ident.model_type = "decoder_only_transformer"  # SFT / DPO trainers fine-tune a causal language model
