@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 import torch
 
 from schedmate.agents.advisor.extract.metadata import extract_metadata
@@ -1222,3 +1224,94 @@ def test_registry_in_module_dict_f_strings_world_size_and_an_optimizer_looked_up
     assert md.params_millions == float(f"{truth / 1e6:.3g}")
     assert (md.batch_size_per_device, md.global_batch_size, md.learning_rate) == (64, 512, 0.2)
     assert md.model_name == "tiny"  # (the architecture the setting picks from the registry names it)
+
+
+STRUCTURED = {
+    "train.py": """
+import hydra
+from hydra.core.config_store import ConfigStore
+from project.configs import TrainConfig, AdamConfig, SGDConfig
+from project.training import train
+
+cs = ConfigStore.instance()
+cs.store(name="config", node=TrainConfig)
+cs.store(group="optim", name="adam", node=AdamConfig)
+cs.store(group="optim", name="sgd", node=SGDConfig)
+
+
+@hydra.main(config_path=".", config_name="config")
+def main(cfg):
+    train(cfg)
+
+
+if __name__ == "__main__":
+    main()
+""",
+    "project/__init__.py": "",
+    "project/configs.py": """
+from dataclasses import dataclass, field
+from typing import Any, List
+from omegaconf import MISSING
+
+defaults = [{"optim": "adam"}]
+
+
+@dataclass
+class DataConfig:
+    batch_size: int = 64
+    train_path: str = "data/train_manifest.csv"
+
+
+@dataclass
+class TrainerConf:
+    _target_: str = "pytorch_lightning.trainer.Trainer"
+    max_epochs: int = 1000
+    devices: Any = None
+    precision: int = 32
+
+
+@dataclass
+class OptimConfig:
+    learning_rate: float = 1.5e-4
+
+
+@dataclass
+class AdamConfig(OptimConfig):
+    eps: float = 1e-8
+
+
+@dataclass
+class SGDConfig(OptimConfig):
+    learning_rate: float = 0.1
+    momentum: float = 0.9
+
+
+@dataclass
+class TrainConfig:
+    defaults: List[Any] = field(default_factory=lambda: defaults)
+    optim: Any = MISSING
+    trainer: TrainerConf = TrainerConf()
+    data: DataConfig = DataConfig()
+""",
+    "project/training.py": "def train(cfg):\n    pass\n",
+    "configs/small.yaml": "# @package _global_\ndata:\n  batch_size: 8\ntrainer:\n  max_epochs: 70\n  devices: 1\n"
+    "  precision: 16\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("python train.py +configs=small", (8, 70.0, 1.5e-4, "fp16")),
+        ("python train.py optim=sgd data.batch_size=16", (16, 1000.0, 0.1, "fp32")),
+    ],
+)
+def test_hydra_structured_configs_are_composed(tmp_path: Path, command: str, expected: tuple[Any, ...]) -> None:
+    """`ConfigStore.store(name=..., node=Dataclass)`: the primary config is the dataclass's defaults (nested and
+    inherited fields, a defaults list kept in a module constant); a stored group option replaces its default
+    (`optim=sgd`), and `+configs=small` adds a `@package _global_` YAML group over them."""
+    for name, text in STRUCTURED.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    meta = extract_metadata(tmp_path, command)
+    assert (meta.batch_size_per_device, meta.epochs, meta.learning_rate, meta.precision) == expected

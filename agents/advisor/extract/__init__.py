@@ -1,9 +1,9 @@
 """Static metadata extraction: read (never run) a job's working directory and command.
 
-``workspace`` confines reads; ``launch`` parses the command; ``config_sources`` and ``hydra`` read settings
-that ``collect`` merges in override order; ``identity`` and ``workload`` say what is trained on what;
-``param_count`` counts parameters (``evaluator``, ``values``, ``torch_layers``); ``metadata`` maps it all
-onto the fields."""
+``workspace`` confines reads; ``launch`` parses the command; ``config_sources``, ``hydra`` and ``structured``
+(Hydra's dataclass configs) read settings that ``collect`` merges in override order; ``identity`` and
+``workload`` say what is trained on what; ``param_count`` counts parameters (``evaluator``, ``values``,
+``torch_layers``); ``metadata`` maps it all onto the fields."""
 
 __all__ = [
     "collect",
@@ -14,6 +14,7 @@ __all__ = [
     "launch",
     "metadata",
     "param_count",
+    "structured",
     "torch_layers",
     "values",
     "workload",

@@ -11,6 +11,7 @@ import yaml
 
 from schedmate.agents.advisor.extract.budget import check_time
 from schedmate.agents.advisor.extract.config_sources import Value, flatten, load_yaml
+from schedmate.agents.advisor.extract.structured import structured_configs
 from schedmate.agents.advisor.extract.workspace import Workspace
 
 __all__ = ["compose_hydra"]
@@ -43,10 +44,11 @@ class _Composer:
         self.ws = ws
         self.base = base
         self.composed: dict[str, Value] = {}
+        self.stored: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}  # ConfigStore (group, name) → defaults
 
     def load(self, rel: str) -> tuple[dict[str, Any], list[Any], bool, str]:
         """(config without its defaults, its defaults list, whether it is @package _global_, its path)."""
-        path = f"{self.base}/{rel}.yaml"
+        path = f"{self.base}/{rel}.yaml" if self.base else f"{rel}.yaml"
         text = self.ws.read_text_or_none(path) or ""
         try:
             data = load_yaml(text) or {}
@@ -57,7 +59,10 @@ class _Composer:
 
     def exists(self, group: str, option: object) -> bool:
         """Whether ``group/option.yaml`` is a config of this project."""
-        return self.ws.read_text_or_none(f"{self.base}/{group}/{option}.yaml") is not None
+        if self.stored.get((group, str(option))) is not None:
+            return True
+        path = f"{self.base}/{group}/{option}.yaml" if self.base else f"{group}/{option}.yaml"
+        return self.ws.read_text_or_none(path) is not None
 
     def merge(self, data: dict[str, Any], path: str, prefix: str = "") -> None:
         """Flatten ``data`` (under ``prefix``) into the composed settings; later wins."""
@@ -69,6 +74,9 @@ class _Composer:
         if option in (None, "null") or depth > _MAX_DEPTH:
             return
         check_time()
+        if (stored := self.stored.get((group, str(option)))) is not None:  # `cs.store(group=, name=, node=Cls)`
+            self.merge(stored[0], stored[1], group)
+            return
         data, defaults, is_global, path = self.load(f"{group}/{option}")
         for d in defaults:
             if isinstance(d, str) and d != "_self_":
@@ -87,9 +95,15 @@ def compose_hydra(
     script_dir = Path(script or ".").parent
     c = _Composer(ws, _norm((script_dir / args.get("config_path", "configs")).as_posix()))
     name = args.get("config_name", "config").removesuffix(".yaml")
+    c.stored = structured_configs(ws, script or "", code)
     groups = {k for k in overrides if "." not in k and c.exists(k, overrides[k].value)}
     root, defaults, _, root_path = c.load(name)
+    if not root and ("", name) in c.stored:  # `cs.store(name="config", node=TrainConfig)`: a dataclass tree
+        root, root_path = c.stored[("", name)]
+        found = root.pop("defaults", [])
+        defaults = found if isinstance(found, list) else []
     c.merge(root, root_path)
+    listed = {str(g).replace("optional ", "").strip() for d in defaults if isinstance(d, dict) for g in d}
     experiment = None
     for d in defaults:
         if not isinstance(d, dict):
@@ -103,6 +117,8 @@ def compose_hydra(
                 experiment = chosen
                 continue
             c.apply_group(g, chosen)
+    for g in sorted(groups - listed - {"experiment"} - _IGNORED_GROUPS):
+        c.apply_group(g, overrides[g].value)  # `+configs=an4`: a group the command line adds to the defaults
     if "experiment" in overrides:
         experiment = overrides["experiment"].value
     if experiment not in (None, "null"):
