@@ -1315,3 +1315,68 @@ def test_hydra_structured_configs_are_composed(tmp_path: Path, command: str, exp
         (tmp_path / name).write_text(text)
     meta = extract_metadata(tmp_path, command)
     assert (meta.batch_size_per_device, meta.epochs, meta.learning_rate, meta.precision) == expected
+
+
+THIN_HYDRA = {
+    "train.py": """
+import hydra
+from project.training import train
+
+
+@hydra.main(config_path="configs", config_name="config")
+def main(cfg):
+    train(cfg)
+
+
+if __name__ == "__main__":
+    main()
+""",
+    "configs/config.yaml": "data:\n  labels_path: labels.json\n  batch_size: 4\nmodel:\n  width: 32\n  cell: lstm\n"
+    "trainer:\n  max_epochs: 3\n",
+    "labels.json": '["_", "a", "b", "c", "d", " "]',
+    "project/__init__.py": "",
+    "project/training.py": """
+import json
+import pytorch_lightning as pl
+from hydra.utils import to_absolute_path
+from project.model import Net
+
+
+def train(cfg):
+    with open(to_absolute_path(cfg.data.labels_path)) as label_file:
+        labels = json.load(label_file)
+    model = Net(labels=labels, width=cfg.model.width, cell=cfg.model.cell)
+    trainer = pl.Trainer(max_epochs=cfg.trainer.max_epochs)
+    trainer.fit(model)
+""",
+    "project/model.py": """
+import pytorch_lightning as pl
+import torch.nn as nn
+
+CELLS = {"lstm": "LSTM"}
+
+
+class Net(pl.LightningModule):
+    def __init__(self, labels, width, cell):
+        super().__init__()
+        self.inp = nn.Linear(8, width)
+        self.out = nn.Linear(width, len(labels))
+""",
+}
+
+
+def test_a_thin_hydra_entry_s_training_function_builds_the_model(tmp_path: Path) -> None:
+    """`@hydra.main def main(cfg): train(cfg)`: the job module defining `train` builds the model and fits it; the
+    model is named and counted there, with the label list its code reads through `to_absolute_path(...)`; a layer
+    class the code would call from a name holding an unknown stops the count instead of counting nothing for it."""
+    for name, text in THIN_HYDRA.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    meta = extract_metadata(tmp_path, "python train.py")
+    truth = sum(p.numel() for m in (torch.nn.Linear(8, 32), torch.nn.Linear(32, 6)) for p in m.parameters())
+    assert (meta.model_name, meta.params_millions) == ("Net", pytest.approx(truth / 1e6, rel=5e-3))
+    model = tmp_path / "project" / "model.py"
+    model.write_text(
+        model.read_text() + "        rnn_type = pick_cell(cell)\n        self.rnn = rnn_type(width, width)\n"
+    )
+    assert extract_metadata(tmp_path, "python train.py").params_millions is None

@@ -39,7 +39,7 @@ from schedmate.agents.advisor.extract.launch import Launch, small_count
 from schedmate.agents.advisor.extract.usesites import SPLIT_LOADER, Use, find_uses
 from schedmate.agents.advisor.extract.workspace import Workspace
 
-__all__ = ["Extraction", "collect_settings"]
+__all__ = ["Extraction", "collect_settings", "training_callees"]
 
 # A leaf under an evaluation/test section ("eval.max_iters") is not the training setting of that name.
 _EVAL_SECTION: Final = re.compile(
@@ -395,9 +395,10 @@ def job_modules(ws: Workspace, script: str, code: str, depth: int = 3, cap: int 
 
 
 _TRAINS: Final = re.compile(r"\.backward\(|\boptimizer\.step\(|\bscaler\.step\(")
+_FITS: Final = re.compile(r"\btrainer\.fit\(")  # a module that hands its model to Lightning's Trainer trains too
 
 
-def _training_callees(ws: Workspace, code: str, script: str) -> list[str]:
+def training_callees(ws: Workspace, code: str, script: str) -> list[str]:
     """The job's modules whose function the entry script calls to train when the entry itself does not: a thin
     launcher (``from src.train import main as app_main; app_main(args=params)``) hands its settings to a training
     loop elsewhere. At most two modules, in the order the entry calls them; only those that step an optimizer."""
@@ -425,7 +426,8 @@ def _training_callees(ws: Workspace, code: str, script: str) -> list[str]:
         base = func.id if isinstance(func, ast.Name) else func.value.id if (
             isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)) else None  # fmt: skip
         path = imported.get(base) if base else None
-        if path and path not in out and path != script and _TRAINS.search(ws.read_text_or_none(path) or ""):
+        text = ws.read_text_or_none(path) or "" if path else ""
+        if path and path not in out and path != script and (_TRAINS.search(text) or _FITS.search(text)):
             out.append(path)
     return out[:2]
 
@@ -540,7 +542,7 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
             ws, ex.code, script, launch.args, ex.values, world_size=_world_size(launch, ex.code),
             visible_gpus=launch.visible_gpus, config_classes=ex.config_classes,
         )  # fmt: skip
-        for module in _training_callees(ws, ex.code, script):  # `from src.train import main; main(args=params)`
+        for module in training_callees(ws, ex.code, script):  # `from src.train import main; main(args=params)`
             found = find_uses(
                 ws, ws.read_text_or_none(module) or "", module, launch.args, ex.values,
                 world_size=_world_size(launch, ex.code), visible_gpus=launch.visible_gpus,

@@ -12,8 +12,10 @@ from __future__ import annotations
 import ast
 import contextlib
 import itertools
+import json
 import math
 import operator
+import posixpath
 import re
 from collections.abc import Callable
 from typing import Any, Final
@@ -68,6 +70,10 @@ def is_module_value(value: Any) -> bool:
     return False
 
 
+def _is_ext(value: Any) -> bool:
+    return isinstance(value, tuple) and len(value) == 2 and value[0] == "ext"
+
+
 def _is_partial(value: Any) -> bool:
     return isinstance(value, tuple) and len(value) == 4 and value[0] == "partial"
 
@@ -92,6 +98,7 @@ def _getattr(obj: Any, name: Any, *default: Any) -> Any:
     return UNKNOWN
 
 
+_SAME_PATH: Final = frozenset({"to_absolute_path", "normpath", "expanduser"})  # a path of the job, as given
 _DATA_FILE_BYTES: Final = 4_000_000  # a text file the job opens (its class list, its corpus for a vocabulary)
 _UNKNOWN_MAP: Final = UNKNOWN
 _PLAIN: Final = (int, float, str, bool, list, dict, tuple, type(None))  # values whose ``type()`` is Python's own
@@ -345,12 +352,20 @@ class Evaluator:
             arg = arg.args[0]
         path = self._expr(arg, env, file) if arg is not None else UNKNOWN
         if isinstance(path, TextFile):  # `with open(p) as f: cfg = yaml.safe_load(f)`
-            return nest_flat({k: v.value for k, v in load_structured(path.text, path.path).items()})
-        if not isinstance(path, str) or not path:
+            text, path = path.text, path.path
+        elif isinstance(path, str) and path:
+            text = self.ws.read_text_or_none(path) or ""
+        else:
             return UNKNOWN
-        text = self.ws.read_text_or_none(path)
-        if text is None:
+        if not text:
             return UNKNOWN
+        if text.lstrip().startswith("["):  # a JSON/YAML list (a label set, a vocabulary): the list itself
+            try:
+                items = json.loads(text)
+            except ValueError:
+                return UNKNOWN
+            self._check_size(len(items), "list loaded from a file")
+            return items if isinstance(items, list) else UNKNOWN
         return nest_flat({k: v.value for k, v in load_structured(text, path).items()})
 
     def _snapshot(self) -> Any:
@@ -739,6 +754,15 @@ class Evaluator:
                 return UNKNOWN if name != "close" else None
             if target == ("ext", "importlib") and name == "import_module" and args and isinstance(args[0], str):
                 return self._imported(args[0], file)  # `getattr(importlib.import_module("pkg.mod"), "Cls")`
+            if _is_ext(target) and name in _SAME_PATH and len(args) == 1 and isinstance(args[0], str):
+                return args[0]  # `hydra.utils.to_absolute_path(p)`, `os.path.normpath(p)`
+            if (
+                target in (("ext", "os.path"), ("ext", "osp"))
+                and name == "join"
+                and args
+                and all(isinstance(a, str) for a in args)
+            ):
+                return posixpath.join(*args)
             if target == ("ext", "math") and name in _MATH and args and all(_is_number(a) for a in args):
                 try:  # `int(math.log(scale, 2))` upsampling stages, `math.sqrt(dim)`
                     return _MATH[name](*args)
@@ -790,6 +814,8 @@ class Evaluator:
             callee = env.get(name)
             if isinstance(callee, tuple) and callee and callee[0] == "def":
                 return self._invoke(callee, args, kwargs)
+            if callee is UNKNOWN and name in env:
+                raise AbortError(f"call of {name}, which holds an unknown (a layer class chosen at run time?)")
             if (callee in _IS_FUNCTION or (name == "callable" and callee is None)) and len(args) == 1:
                 return _callable(args[0], functions_only=callee in _IS_FUNCTION)  # `d() if isfunction(d) else d`
             if callee == ("ext", "functools.partial") and args:  # `partial(nn.LayerNorm, eps=1e-6)`
@@ -798,6 +824,8 @@ class Evaluator:
                 return self._call_value(callee, args, kwargs, file)
             if name == "open" and callee is None and args:
                 return self._open(args, kwargs)
+            if _is_ext(callee) and name in _SAME_PATH and len(args) == 1 and isinstance(args[0], str):
+                return args[0]  # hydra's `to_absolute_path(cfg.data.labels_path)`: the job's relative path
             if name == "getattr" and callee is None and len(args) >= 2 and _is_module(args[0]):
                 return self._module_attr(args[0], args[1], args[2] if len(args) > 2 else UNKNOWN)
             if name == "isinstance" and callee is None and len(node.args) == 2 and args:

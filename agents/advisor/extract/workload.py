@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from schedmate.agents.advisor.extract.collect import Extraction
+from schedmate.agents.advisor.extract.collect import Extraction, training_callees
 from schedmate.agents.advisor.extract.config_sources import Value
 from schedmate.agents.advisor.extract.dict_parsers import FunctionResolver as _FunctionResolver
 from schedmate.agents.advisor.extract.identity import (
@@ -429,6 +430,22 @@ def _model_from_call(
     return _Model(_with_depth(cls, counter.arguments.get(cls, {})), mc, count, kinds)
 
 
+def _model_in_training_callee(
+    ws: Workspace, ex: Extraction, counter: ParamCounter, prov: dict[str, FieldSource]
+) -> _Model:
+    """The model a thin entry's training function builds (`@hydra.main def main(cfg): train(cfg)`, with
+    ``model = DeepSpeech(...)`` and ``trainer.fit(model, ...)`` in the job module that defines ``train``)."""
+    for module in training_callees(ws, ex.code, ex.launch.script or ""):
+        text = ws.read_text_or_none(module)
+        if not text:
+            continue
+        sub = dataclasses.replace(ex, code=text, launch=dataclasses.replace(ex.launch, script=module))
+        call = _model_call(sub, ws)
+        if call is not None:
+            return _model_from_call(ws, sub, counter, call, prov)
+    return _Model()
+
+
 def _type_by_layers(model: _Model) -> str | None:
     """The family of the counted model by where its parameters are: mostly convolutions (a CNN), recurrent layers
     (an RNN), or only linear layers (an MLP); None when it is mixed or attention-based (no guess)."""
@@ -825,6 +842,8 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
         model = _model_from_factory(ws, ex, counter, prov)
     else:
         model = _Model()
+    if model.name is None and found_pretrained is None and target is None and script.endswith(".py"):
+        model = _model_in_training_callee(ws, ex, counter, prov)  # a thin entry: `train(cfg)` builds and fits it
     if model.name is None and found_pretrained is None:
         model = _model_from_type_setting(ws, ex, counter, prov)
     elif model.cls is None and found_pretrained is None and target is None:
