@@ -522,3 +522,51 @@ def test_ignite_s_auto_dataloader_splits_the_batch_over_the_ranks(tmp_path: Path
     torchrun starts half of it."""
     meta = extract_metadata(write(tmp_path, {"main.py": IGNITE}), "torchrun --nproc_per_node=2 main.py run")
     assert (meta.batch_size_per_device, meta.global_batch_size, meta.num_gpus) == (256, 512, 2)
+
+
+HELPER_LOADERS = {
+    "data_loader.py": """
+from torch.utils import data
+
+
+def get_train_loader(root, batch_size=8):
+    return data.DataLoader(dataset=root, batch_size=batch_size, drop_last=True)
+
+
+def get_test_loader(root, batch_size=32, shuffle=True):
+    return data.DataLoader(dataset=root, batch_size=batch_size, shuffle=shuffle)
+""",
+    "main.py": """
+import argparse
+import torch
+import torch.multiprocessing as mp
+from torch import nn
+from data_loader import get_train_loader, get_test_loader
+
+
+def main(rank, args):
+    model = nn.parallel.DistributedDataParallel(nn.Linear(4, 4).cuda(), device_ids=[rank])
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    loaders = dict(src=get_train_loader(root=args.train_dir, batch_size=args.batch_size // args.n_gpu),
+                   val=get_test_loader(root=args.val_dir, batch_size=args.val_batch_size, shuffle=True))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n_gpu", type=int, default=1)
+    parser.add_argument("--batch_size", type=int, default=128)
+    parser.add_argument("--val_batch_size", type=int, default=16)
+    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--train_dir", default="data/train")
+    parser.add_argument("--val_dir", default="data/val")
+    args = parser.parse_args()
+    mp.spawn(main, nprocs=args.n_gpu, args=(args,))
+""",
+}
+
+
+def test_a_loader_helper_named_for_its_split_and_an_n_gpu_flag(tmp_path: Path) -> None:
+    """`get_train_loader(...)` beside a shuffled `get_test_loader(...)`: the helper named for training data gives the
+    batch; `--n_gpu 4` given to a script that spawns its own DDP workers is its GPU count."""
+    meta = extract_metadata(write(tmp_path, HELPER_LOADERS), "python main.py --n_gpu 4")
+    assert (meta.batch_size_per_device, meta.global_batch_size, meta.num_gpus, meta.distributed) == (32, 128, 4, "ddp")

@@ -171,7 +171,7 @@ def _setup(ex: Extraction) -> _Setup:
         num_gpus = launch.visible_gpus
     if num_gpus is None and (visible := _visible_set_by_code(ex)) is not None:
         num_gpus = visible  # `os.environ["CUDA_VISIBLE_DEVICES"] = opts.gpu_id`: the script narrows its own devices
-    gpus_flag = ex.get("num_gpus", "gpus", "ngpus", "n_gpus", "num_gpu", "gpu_ids")
+    gpus_flag = ex.get("num_gpus", "gpus", "ngpus", "n_gpus", "num_gpu", "n_gpu", "gpu_ids")
     if (
         num_gpus is None and launch.launcher == "python" and gpus_flag is not None and gpus_flag.source == "command"
         and isinstance(gpus_flag.value, int) and not isinstance(gpus_flag.value, bool) and gpus_flag.value > 0

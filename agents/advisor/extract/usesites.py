@@ -913,7 +913,17 @@ def _unreached_functions(tree: ast.Module, dead: set[int]) -> set[int]:
 def _loader_rank(call: ast.Call) -> int:
     """How surely a data loader call is the training loader: shuffled or built on "train" data (2), built on
     validation/test data (0), else 1. (The code's own words for its datasets, not a name convention.)"""
-    src = ast.unparse(call.args[0]).lower() if call.args else ""
+    named = _callee(call).lower()  # a loader helper named for its split (`get_test_loader(...)`)
+    if any(w in named for w in ("val", "test", "eval")):
+        return 0
+    if "train" in named:
+        return 2
+    first = (
+        call.args[0]
+        if call.args
+        else next((k.value for k in call.keywords if k.arg in ("dataset", "root", "data", "path", "data_dir")), None)
+    )
+    src = ast.unparse(first).lower() if first is not None else ""
     shuffle = _args_of(call, ("shuffle",))
     if any(w in src for w in ("val", "test", "eval")):
         return 0
