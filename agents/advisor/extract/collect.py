@@ -39,7 +39,7 @@ from schedmate.agents.advisor.extract.launch import Launch, small_count
 from schedmate.agents.advisor.extract.usesites import SPLIT_LOADER, Use, find_uses
 from schedmate.agents.advisor.extract.workspace import Workspace
 
-__all__ = ["Extraction", "collect_settings", "training_callees"]
+__all__ = ["Extraction", "collect_settings"]
 
 # A leaf under an evaluation/test section ("eval.max_iters") is not the training setting of that name.
 _EVAL_SECTION: Final = re.compile(
@@ -67,6 +67,7 @@ class Extraction:
     uses: dict[str, Use] = field(default_factory=dict)  # what consumer APIs receive (see usesites)
     config_classes: dict[str, str] = field(default_factory=dict)  # local name → config class it instantiates
     modules: list[tuple[str, str]] = field(default_factory=list)  # the job's modules the entry reaches (path, text)
+    training_modules: list[str] = field(default_factory=list)  # job modules a thin entry calls to train (at most 2)
 
     def get(self, *keys: str) -> Value | None:
         """The value of the first key that is set (exact dotted key, then leaf name)."""
@@ -398,7 +399,7 @@ _TRAINS: Final = re.compile(r"\.backward\(|\boptimizer\.step\(|\bscaler\.step\("
 _FITS: Final = re.compile(r"\btrainer\.fit\(")  # a module that hands its model to Lightning's Trainer trains too
 
 
-def training_callees(ws: Workspace, code: str, script: str) -> list[str]:
+def _training_callees(ws: Workspace, code: str, script: str) -> list[str]:
     """The job's modules whose function the entry script calls to train when the entry itself does not: a thin
     launcher (``from src.train import main as app_main; app_main(args=params)``) hands its settings to a training
     loop elsewhere. At most two modules, in the order the entry calls them; only those that step an optimizer."""
@@ -542,7 +543,8 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
             ws, ex.code, script, launch.args, ex.values, world_size=_world_size(launch, ex.code),
             visible_gpus=launch.visible_gpus, config_classes=ex.config_classes,
         )  # fmt: skip
-        for module in training_callees(ws, ex.code, script):  # `from src.train import main; main(args=params)`
+        ex.training_modules = _training_callees(ws, ex.code, script)
+        for module in ex.training_modules:  # `from src.train import main; main(args=params)`
             found = find_uses(
                 ws, ws.read_text_or_none(module) or "", module, launch.args, ex.values,
                 world_size=_world_size(launch, ex.code), visible_gpus=launch.visible_gpus,

@@ -45,7 +45,7 @@ _MAX_ITEMS: Final = 100_000  # longest sequence the evaluator will build
 _MISSING: Final = object()
 
 
-_IS_FUNCTION: Final = (("ext", "inspect.isfunction"), ("ext", "callable"))
+_IS_FUNCTION: Final = (("ext", "inspect.isfunction"),)
 
 
 def _callable(value: Any, functions_only: bool) -> Any:

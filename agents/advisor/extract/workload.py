@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from schedmate.agents.advisor.extract.collect import Extraction, training_callees
+from schedmate.agents.advisor.extract.collect import Extraction
 from schedmate.agents.advisor.extract.config_sources import Value
 from schedmate.agents.advisor.extract.dict_parsers import FunctionResolver as _FunctionResolver
 from schedmate.agents.advisor.extract.identity import (
@@ -236,19 +236,23 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
     return _factory_call(ex, tree, ws) if ws is not None else None
 
 
+def _moved(call: ast.Call) -> ast.Call:
+    """The call under device and mode moves: ``create_model(cfg).cpu()`` → ``create_model(cfg)``."""
+    while (
+        isinstance(call.func, ast.Attribute)
+        and call.func.attr in _SAME_MODULE
+        and isinstance(call.func.value, ast.Call)
+    ):
+        call = call.func.value
+    return call
+
+
 def _unwrapped(call: ast.Call) -> ast.Call:
     """The call that builds the module inside wrappers and device moves: ``DataParallel(MODELS[a]()).cuda()``."""
-    while True:
-        if (
-            isinstance(call.func, ast.Attribute)
-            and call.func.attr in _SAME_MODULE
-            and isinstance(call.func.value, ast.Call)
-        ):
-            call = call.func.value
-        elif _callee_name(call) in _WRAPPERS and call.args and isinstance(call.args[0], ast.Call):
-            call = call.args[0]
-        else:
-            return call
+    call = _moved(call)
+    while _callee_name(call) in _WRAPPERS and call.args and isinstance(call.args[0], ast.Call):
+        call = _moved(call.args[0])
+    return call
 
 
 def _fitted_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
@@ -435,7 +439,7 @@ def _model_in_training_callee(
 ) -> _Model:
     """The model a thin entry's training function builds (`@hydra.main def main(cfg): train(cfg)`, with
     ``model = DeepSpeech(...)`` and ``trainer.fit(model, ...)`` in the job module that defines ``train``)."""
-    for module in training_callees(ws, ex.code, ex.launch.script or ""):
+    for module in ex.training_modules:  # (found once, where the settings were collected)
         text = ws.read_text_or_none(module)
         if not text:
             continue
@@ -487,13 +491,7 @@ def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
             and re.search(r"model|net", node.targets[0].id, re.I) and isinstance(node.value, ast.Call)
         ):  # fmt: skip
             continue
-        inner = node.value  # `create_model(cfg).cpu()`: nn.Module's device and mode methods return the module
-        while (
-            isinstance(inner.func, ast.Attribute)
-            and inner.func.attr in _SAME_MODULE
-            and isinstance(inner.func.value, ast.Call)
-        ):
-            inner = inner.func.value
+        inner = _moved(node.value)  # `create_model(cfg).cpu()`: nn.Module's device and mode methods return the module
         if not isinstance(inner.func, ast.Name):
             continue
         fn = module_env.get(inner.func.id)
