@@ -1380,3 +1380,134 @@ def test_a_thin_hydra_entry_s_training_function_builds_the_model(tmp_path: Path)
         model.read_text() + "        rnn_type = pick_cell(cell)\n        self.rnn = rnn_type(width, width)\n"
     )
     assert extract_metadata(tmp_path, "python train.py").params_millions is None
+
+
+_LIGHTNING_DEEPSPEED = """\
+import argparse
+import lightning.pytorch as pl
+from lightning.pytorch.strategies import DeepSpeedStrategy
+
+p = argparse.ArgumentParser()
+p.add_argument("--strategy", default="deepspeed_stage_2_offload")
+p.add_argument("--devices", type=int, default=4)
+args = p.parse_args()
+trainer = pl.Trainer(accelerator="gpu", devices=args.devices, strategy=args.strategy, precision="bf16-mixed")
+"""
+
+
+def test_lightning_deepspeed_strategy_names_and_class(tmp_path: Path) -> None:
+    """Lightning's registered DeepSpeed strategy names (``deepspeed_stage_2_offload``) and ``DeepSpeedStrategy(stage=3)``
+    given to ``Trainer(strategy=)`` mean DeepSpeed ZeRO at that stage, not plain DDP; plain ``ddp`` stays DDP."""
+    (tmp_path / "train.py").write_text(_LIGHTNING_DEEPSPEED)
+    md = extract_metadata(tmp_path, "python train.py")
+    assert (md.distributed, md.num_gpus) == ("deepspeed_zero2", 4)
+    (tmp_path / "custom.py").write_text(
+        _LIGHTNING_DEEPSPEED.replace("strategy=args.strategy", "strategy=strategy").replace(
+            "trainer =", "strategy = DeepSpeedStrategy(stage=3, offload_optimizer=True)\ntrainer ="
+        )
+    )
+    assert extract_metadata(tmp_path, "python custom.py").distributed == "deepspeed_zero3"
+    assert extract_metadata(tmp_path, "python train.py --strategy deepspeed").distributed == "deepspeed"
+    assert extract_metadata(tmp_path, "python train.py --strategy ddp").distributed == "ddp"
+
+
+_SCHEDULED_RATE = """\
+import argparse
+import numpy as np
+import torch
+import torch.distributed as dist
+from engine import train_one_epoch
+
+
+def cosine_scheduler(base_value, final_value, epochs, niter_per_ep, warmup_epochs=0):
+    iters = np.arange(epochs * niter_per_ep)
+    return final_value + 0.5 * (base_value - final_value) * (1 + np.cos(np.pi * iters / len(iters)))
+
+
+p = argparse.ArgumentParser()
+p.add_argument("--lr", type=float, default=0.0005)
+p.add_argument("--batch_size_per_gpu", type=int, default=64)
+p.add_argument("--epochs", type=int, default=100)
+args = p.parse_args()
+model = torch.nn.Linear(8, 8)
+optimizer = torch.optim.SGD(model.parameters(), lr=0, momentum=0.9)  # the schedule sets the rate
+lr_schedule = cosine_scheduler(
+    args.lr * (args.batch_size_per_gpu * dist.get_world_size()) / 256.0, 1e-6, args.epochs, 100, warmup_epochs=10
+)
+for epoch in range(args.epochs):
+    train_one_epoch(model, optimizer, lr_schedule, epoch)
+"""
+
+_SCHEDULE_ENGINE = """\
+def train_one_epoch(model, optimizer, lr_schedule, epoch):
+    for it in range(100):
+        for param_group in optimizer.param_groups:
+            param_group["lr"] = lr_schedule[epoch * 100 + it] * param_group.get("lr_scale", 1.0)
+"""
+
+
+def test_rate_of_a_per_step_schedule_written_into_param_groups(tmp_path: Path) -> None:
+    """An optimizer built at lr 0 whose loop (here in an engine module) writes ``lr_schedule[it]`` into each
+    param group trains at the rate the schedule was built from: the base setting scaled by the global batch
+    (the linear scaling rule over 8 processes), not the raw ``--lr`` default."""
+    (tmp_path / "main.py").write_text(_SCHEDULED_RATE)
+    (tmp_path / "engine.py").write_text(_SCHEDULE_ENGINE)
+    md = extract_metadata(tmp_path, "torchrun --nproc_per_node=8 main.py")
+    assert md.learning_rate == pytest.approx(0.001)
+    assert md.provenance["learning_rate"].line == 20
+    assert extract_metadata(tmp_path, "torchrun --nproc_per_node=2 main.py --lr 0.001").learning_rate == pytest.approx(
+        0.0005
+    )
+
+
+_BATCH_SCALED_RATE = """\
+import argparse
+import math
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--base-lr", type=float, default=0.2)
+p.add_argument("--batch-size", type=int, default=2048)
+p.add_argument("--epochs", type=int, default=100)
+args = p.parse_args()
+
+
+def adjust_learning_rate(args, optimizer, loader, step):
+    max_steps = args.epochs * len(loader)
+    warmup_steps = 10 * len(loader)
+    base_lr = args.base_lr * args.batch_size / 256
+    if step < warmup_steps:
+        lr = base_lr * step / warmup_steps
+    else:
+        lr = base_lr * 0.5 * (1 + math.cos(math.pi * step / max_steps))
+    for param_group in optimizer.param_groups:
+        param_group["lr"] = lr
+    return lr
+
+
+def adjust_decay(optimizer, epoch):
+    lr = args.base_lr * (0.1 ** (epoch // 30))
+    for g in optimizer.param_groups:
+        g["lr"] = lr
+
+
+model = torch.nn.Linear(4, 4)
+optimizer = torch.optim.SGD(model.parameters(), lr=0)
+loader = torch.utils.data.DataLoader(range(10), batch_size=args.batch_size // 8)
+for epoch in range(args.epochs):
+    for step, x in enumerate(loader):
+        adjust_learning_rate(args, optimizer, loader, step)
+"""
+
+
+def test_rate_scaled_by_the_batch_where_the_schedule_writes_it(tmp_path: Path) -> None:
+    """A schedule function that writes a local into ``param_group["lr"]`` trains at the base rate setting scaled by
+    the batch (``base_lr = args.base_lr * args.batch_size / 256``); a step decay of the setting alone (no batch in
+    it) is no peak rate and is left alone."""
+    (tmp_path / "main.py").write_text(_BATCH_SCALED_RATE)
+    md = extract_metadata(tmp_path, "torchrun --nproc_per_node=8 main.py --batch-size 512 --base-lr 0.3")
+    assert md.learning_rate == pytest.approx(0.6)
+    assert (md.provenance["learning_rate"].line, md.provenance["learning_rate"].path) == (15, "use")
+    only_decay = _BATCH_SCALED_RATE.replace("base_lr = args.base_lr * args.batch_size / 256", "base_lr = args.base_lr")
+    (tmp_path / "main.py").write_text(only_decay)
+    assert extract_metadata(tmp_path, "python main.py --base-lr 0.3").learning_rate == pytest.approx(0.3)

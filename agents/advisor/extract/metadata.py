@@ -199,6 +199,10 @@ def _setup(ex: Extraction) -> _Setup:
     if stage is None and "--use_deepspeed" in flags:
         zero = _flag_value(flags, "--zero_stage")
         stage = Value(small_count(zero) if zero is not None else "auto", "command", None)
+    if stage is None and strategy is not None and isinstance(strategy.value, str):
+        named = re.fullmatch(r"(?:DeepSpeedStrategy|deepspeed)(?:_stage_(\d))?(?:_offload\w*)?", strategy.value.strip())
+        if named:  # Lightning's `strategy="deepspeed_stage_2_offload"` (or the DeepSpeedStrategy class)
+            stage = Value(int(named[1]) if named[1] else "auto", strategy.source, strategy.line)
     if stage is not None:  # "auto" / "${zero}" in a config: DeepSpeed, stage unknown
         n = stage.value
         distributed = f"deepspeed_zero{n}" if isinstance(n, int) and 0 <= n <= 3 else "deepspeed"

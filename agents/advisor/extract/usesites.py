@@ -700,6 +700,74 @@ def _accumulation_sites(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
             yield left.right, node.lineno
 
 
+_SCHEDULE_HINT: Final = re.compile(r"\w+\s*=\s*[\w.]*sched\w*\(", re.I)
+_SCHEDULE_BASE: Final = ("base_value", "base_lr", "max_lr", "peak_lr", "lr", "learning_rate")
+
+
+def _schedule_names(trees: list[ast.AST]) -> set[str]:
+    """Names whose items the training loop writes into the optimizer's rate (``param_group["lr"] =
+    lr_schedule[it]``, also scaled by a per-group factor): precomputed per-step schedules."""
+    names: set[str] = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Assign) or not any(
+                isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value == "lr"
+                for t in node.targets
+            ):
+                continue
+            v = node.value
+            while isinstance(v, ast.BinOp) and isinstance(v.op, ast.Mult):
+                v = v.left  # `lr_schedule[it] * param_group["lr_scale"]`
+            if isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name):
+                names.add(v.value.id)
+    return names
+
+
+def _schedule_sites(tree: ast.AST, names: set[str]) -> Iterator[tuple[ast.expr, int]]:
+    """``lr_schedule = cosine_scheduler(args.lr * batch / 256, ...)`` for a schedule of :func:`_schedule_names`: the
+    rate it is built from (its first argument, or a keyword naming the base or peak rate)."""
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in names and isinstance(node.value, ast.Call)
+        ):  # fmt: skip
+            call = node.value
+            kw = next((k.value for name in _SCHEDULE_BASE for k in call.keywords if k.arg == name), None)
+            arg = kw if kw is not None else (call.args[0] if call.args else None)
+            if arg is not None and not isinstance(arg, ast.Starred):
+                yield arg, node.lineno
+
+
+_RATE_NAME: Final = re.compile(r"(?:^|_)lr$|learning_rate$|(?:^|_)lr_", re.I)
+_BATCH_NAME: Final = re.compile(r"batch|world_size|get_world_size|num_gpus|n_gpus", re.I)
+
+
+def _scaled_rate_sites(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
+    """In a function that writes a local into the optimizer's rate (``param_group["lr"] = lr``), the local it
+    scales from a rate setting by the batch (``base_lr = args.base_lr * args.batch_size / 256``, the linear or
+    square-root scaling rule): the rate the schedule peaks at."""
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        writes = any(
+            isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and any(
+                isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value == "lr"
+                for t in n.targets
+            )
+            for n in ast.walk(fn)
+        )  # fmt: skip
+        if not writes:
+            continue
+        for n in ast.walk(fn):
+            if not (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)):
+                continue
+            leaves = [x.attr if isinstance(x, ast.Attribute) else x.id
+                      for x in ast.walk(n.value) if isinstance(x, ast.Attribute | ast.Name)]  # fmt: skip
+            if any(_RATE_NAME.search(x) for x in leaves) and any(_BATCH_NAME.search(x) for x in leaves):
+                yield n.value, n.lineno
+                break
+
+
 def _kwargs_any(call: ast.Call, names: tuple[str, ...]) -> bool:
     return any(kw.arg in names for kw in call.keywords)
 
@@ -886,7 +954,12 @@ def _built_class(arg: ast.expr, scope: _Scope, r: _Resolver | None = None) -> An
             if r is None or r._branch_may_run(scope, scope.branches.get((arg.id, ln), ()), 0)
         ]  # fmt: skip
         arg = (live or [rhs for _, rhs in bindings])[-1]
-    return _callee(arg) if isinstance(arg, ast.Call) and _callee(arg) else _UNKNOWN
+    if not isinstance(arg, ast.Call) or not _callee(arg):
+        return _UNKNOWN
+    stage = next((k.value for k in arg.keywords if k.arg == "stage"), None)
+    if _callee(arg) == "DeepSpeedStrategy" and isinstance(stage, ast.Constant) and isinstance(stage.value, int):
+        return f"deepspeed_stage_{stage.value}"  # Lightning's registered name for the same strategy
+    return _callee(arg)
 
 
 def _unreached_functions(tree: ast.Module, dead: set[int]) -> set[int]:
@@ -1238,6 +1311,17 @@ def find_uses(
             if prev is None or rank > ranks.get(fieldname, 1) or (rank == ranks.get(fieldname, 1) and later):
                 out[fieldname] = Use(v, file, node.lineno, how)
                 ranks[fieldname] = rank
+    schedules = _schedule_names([tree])
+    if not schedules and _SCHEDULE_HINT.search(code):
+        schedules = _schedule_names([t for _, t in _imported_trees(ws, r, file)])  # the loop lives in an engine module
+    for expr, line in _schedule_sites(tree, schedules) if schedules else ():
+        v = r.value(expr, _scope_at(r, tree, line), line)
+        if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 10:
+            out["lr"] = Use(v, file, line, "the per-step schedule the loop writes into param_group['lr'] starts here")
+    for expr, line in _scaled_rate_sites(tree) if "lr" not in out else ():
+        v = r.value(expr, _scope_at(r, tree, line), line)
+        if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 10:
+            out["lr"] = Use(v, file, line, "the rate the schedule writes into param_group['lr'], scaled by the batch")
     for expr, line in _accumulation_sites(tree):
         v = r.value(expr, _scope_at(r, tree, line), line)
         if isinstance(v, int) and not isinstance(v, bool) and v > 0 and "grad_accum" not in out:
