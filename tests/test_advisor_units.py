@@ -311,3 +311,23 @@ def test_a_model_that_embeds_tokens_with_only_linear_layers_is_no_image_mlp(tmp_
     meta = extract_metadata(tmp_path, "python train.py")
     assert meta.model_type != "mlp"
     assert meta.task == "language_modeling"
+
+
+def test_known_families_from_hub_ids_config_stems_and_experiment_files(tmp_path: Path) -> None:
+    """The known-models table covers detector, backbone and LLM families beyond torchvision's (YOLOX, Ultralytics,
+    DINOv2, SegFormer, BiT, open LLMs, T5 v1.1) by hub id or file stem; a YOLOX-style experiment file given with
+    ``-f/--exp_file`` names the architecture like a config file does."""
+    assert known_model("exps/default/yolox_s.py") == (9.0, "cnn_detector")
+    assert known_model("nvidia/segformer-b2-finetuned-ade-512-512") == (27.5, "vision_transformer")
+    assert known_model("EleutherAI/pythia-1.4b-deduped") == (1414.6, "decoder_only_transformer")
+    assert known_model("google/t5-v1_1-base") == (247.6, None)
+    assert known_model("BiT-M-R50x1") == (25.5, "cnn")
+    assert known_model("yolox_sandbox") is None and known_model("pythia-1.4") is None
+    (tmp_path / "exps").mkdir()
+    (tmp_path / "exps" / "yolox_m.py").write_text("class Exp:\n    depth = 0.67\n    width = 0.75\n")
+    (tmp_path / "train.py").write_text(
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('-f', '--exp_file', default=None)\n"
+        "p.add_argument('-b', '--batch-size', type=int, default=64)\nargs = p.parse_args()\n"
+    )
+    md = extract_metadata(tmp_path, "python train.py -f exps/yolox_m.py -b 64")
+    assert (md.model_name, md.params_millions, md.model_type) == ("yolox_m", 25.3, "cnn_detector")

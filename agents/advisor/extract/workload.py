@@ -586,7 +586,7 @@ def _known_from_flags(ex: Extraction, *, weights_files: bool = True) -> Value | 
     architecture comes first (``MODEL.BACKBONE: resnet50`` under ``--config-file faster_rcnn_R_50_FPN_1x.yaml``)."""
     backbone = re.compile(r"backbone|basenet|encoder", re.I)
     for k, v in sorted(ex.values.items(), key=lambda kv: backbone.search(kv[0].rsplit(".", 1)[-1]) is not None):
-        if not re.search(r"model|arch|cfg|config|net|backbone|checkpoint|ckpt|pretrained", k, re.I):
+        if not re.search(r"model|arch|cfg|config|net|backbone|checkpoint|ckpt|pretrained|exp_file", k, re.I):
             continue  # a run name that happens to contain "gpt2" names nothing
         if not weights_files and isinstance(v.value, str) and _WEIGHTS_FILE.search(v.value):
             continue
