@@ -61,6 +61,10 @@ def _policy(name: str, seed: int):  # type: ignore[no-untyped-def]
         return Tiresias(threshold_gpu_s=500.0)  # low, so preemption happens in small traces
     if name == "srtf":  # short minimum run, so preemption happens in small traces; the tracker reads the true rest
         return Srtf(name, HistoryEstimator(), lambda j, done: max(j.work_s - done, 1.0), min_run_s=20.0)
+    if name == "lucid-advised":  # no profiler: every other job's utilisation is known before it runs
+        return Lucid(name, HistoryEstimator(), lambda j: float(j.info["util_true"]), Interference(seed), evict=True,
+                     known_util=lambda j: float(j.info["util_true"]) if j.idx % 2 else None,
+                     evict_below=1.3, measure_s=50.0)  # fmt: skip
     return Lucid(name, HistoryEstimator(), lambda j: float(j.info["util_true"]), Interference(seed), evict=True,
                  profiler=Cluster(1, 8), profile_s=40.0,
                  evict_below=1.3, measure_s=50.0)  # fmt: skip
@@ -78,7 +82,8 @@ _faults = st.lists(st.tuples(st.integers(0, 8000), st.integers(0, 3)), max_size=
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(faults=_faults, auto=st.booleans(), jobs=_jobs,
-       policy=st.sampled_from(["fifo", "sjf-oracle", "qssf", "tiresias", "lucid", "srtf"]), nodes=st.integers(2, 4),
+       policy=st.sampled_from(["fifo", "sjf-oracle", "qssf", "tiresias", "lucid", "lucid-advised", "srtf"]),
+       nodes=st.integers(2, 4),
        seed=st.integers(0, 3))  # fmt: skip
 def test_simulated_jobs_never_overbook_gpus_and_each_finishes_once_no_sooner_than_its_duration(
     faults: list[tuple[int, int]],
@@ -135,6 +140,25 @@ def test_tiresias_preempts_a_long_job_for_a_new_one_and_charges_the_restore() ->
     assert results["short"].end_s == 510.0
     assert results["long"].preemptions == 1
     assert results["long"].end_s == pytest.approx(1000.0 + 10.0 + 62.0)
+
+
+def test_lucid_without_a_profiler_packs_only_jobs_whose_utilisation_is_known() -> None:
+    """Without profiling nodes, a job packs onto a running one only when both utilisations are known: the guest's
+    from the Advisor's similar jobs, the host's from the Advisor or, for a new one, from its GPUs' samples after
+    it ran ``measure_s`` alone. A guest whose utilisation nobody knows waits for free GPUs."""
+
+    def run(known: dict[str, float | None]) -> dict[str, float]:
+        jobs = [TraceJob("host", 0.0, 1000.0, 1), TraceJob("guest", 10.0, 100.0, 1)]
+        pol = Lucid("lucid-advised", HistoryEstimator(), lambda j: float(j.info["util_true"]), Interference(0),
+                    known_util=lambda j: known[j.trace.job_id], measure_s=300.0)  # fmt: skip
+        sim = Simulation(jobs, Cluster(1, 1), pol)
+        for job in sim.jobs:
+            job.info.update(util_true=30.0, status="completed", workload="w")
+        return {r.job_id: r.start_s for r in sim.run()}
+
+    assert run({"host": 30.0, "guest": 30.0})["guest"] == 10.0  # both known: packed at once
+    assert run({"host": None, "guest": 30.0})["guest"] == 300.0  # the host is measured first
+    assert run({"host": 30.0, "guest": None})["guest"] >= 1000.0  # unknown guest: runs when the GPU is free
 
 
 class _Told:

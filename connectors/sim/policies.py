@@ -450,7 +450,11 @@ class Lucid(_Estimated):
     there (FIFO) for up to ``profile_s`` seconds — a job that ends meanwhile is done — then joins the main queue,
     its progress kept. ``estimator`` gives durations; ``profile`` gives the job's GPU utilisation as the
     profiler measured it. With ``evict`` (SchedMate's Metric Tracker), a packed pair whose measured speeds sum
-    below ``evict_below`` is split: the guest is preempted back to the queue after ``measure_s`` seconds."""
+    below ``evict_below`` is split: the guest is preempted back to the queue after ``measure_s`` seconds.
+
+    With ``known_util`` instead of a profiler (SchedMate): a job's utilisation is what the Advisor expects from
+    similar past jobs (None when it has none); a job with none is never packed as a guest, and can host once it
+    has run ``measure_s`` seconds alone, when its GPUs' NVML samples tell (``profile``)."""
 
     def __init__(
         self,
@@ -465,8 +469,10 @@ class Lucid(_Estimated):
         pack_util_max: float = 130.0,
         profiler: Cluster | None = None,
         profile_s: float = 180.0,
+        known_util: Callable[[SimJob], float | None] | None = None,
     ) -> None:
         super().__init__()
+        self.known_util = known_util
         self.profiler = profiler
         self.profile_s = profile_s
         self._profq: deque[SimJob] = deque()
@@ -483,7 +489,11 @@ class Lucid(_Estimated):
     def on_arrival(self, job: SimJob) -> None:
         """Estimate the job; profile it first (when it fits the profiler) or queue it by expected service."""
         self._estimate(job)
-        job.info["util"] = self.profile(job)
+        if self.known_util is not None:
+            if job.info.get("util") is None:  # (a requeued job keeps what was measured)
+                job.info["util"] = self.known_util(job)
+        else:
+            job.info["util"] = self.profile(job)
         if self.profiler is not None and not job.info.get("profiled") and job.gpus <= self.profiler.per_node:
             self._profq.append(job)
         else:
@@ -513,6 +523,10 @@ class Lucid(_Estimated):
                 job.info["profiled"] = True
                 self._queue.push(job)
             return
+        if tag == "sampled":  # it ran alone long enough for its GPUs' utilisation to be known
+            if alloc is not None and job.info.get("util") is None:
+                job.info["util"] = self.profile(job)
+            return
         if tag != "measure" or alloc is None or len(alloc.jobs) != 2:
             return
         a, b = (self.sim.by_idx[i] for i in alloc.jobs)
@@ -540,12 +554,14 @@ class Lucid(_Estimated):
                 sim.start(job)
                 if not job.info.get("no_pack"):
                     self._hosts.setdefault(job.gpus, {})[job.idx] = job
+                if job.info.get("util") is None:
+                    sim.timer(job, sim.now + self.measure_s, "sampled")
                 continue
             idx = queue.best(lambda g: bool(self._hosts.get(g)))
             if idx is None:
                 return
             job = sim.by_idx[idx]
-            host = None if job.info.get("no_pack") else self._pick_host(job)
+            host = None if job.info.get("no_pack") or job.info.get("util") is None else self._pick_host(job)
             if host is None:
                 return
             queue.remove(idx)
@@ -566,7 +582,7 @@ class Lucid(_Estimated):
         for n, host in enumerate(hosts.values()):  # oldest first (insertion order)
             if n >= 64:  # bounded search per blocked head
                 break
-            if host.info.get("no_pack"):
+            if host.info.get("no_pack") or host.info.get("util") is None:
                 continue
             if util + host.info["util"] <= self.pack_util_max and job.priority <= 2 * host.priority:
                 return host

@@ -84,7 +84,8 @@ def write_report(report: Report, folder: Path) -> Path:
         "",
     ]
     pairs = [("sjf-schedmate", "qssf"), ("sjf-schedmate", "tiresias"), ("sjf-schedmate", "fifo"),
-             ("lucid-schedmate", "lucid"), ("sjf-schedmate", "sjf-oracle"),
+             ("lucid-schedmate", "lucid"), ("lucid-schedmate-profiler", "lucid"),
+             ("lucid-schedmate", "lucid-schedmate-profiler"), ("sjf-schedmate", "sjf-oracle"),
              ("sjf-schedmate", "sjf-schedmate-manual"), ("srtf-schedmate", "srtf-qssf"), ("srtf-schedmate", "qssf"),
              ("srtf-schedmate", "srtf-oracle"),
              ("srtf-schedmate", "tiresias"), ("srtf-qssf", "qssf")]  # fmt: skip

@@ -30,9 +30,12 @@ if TYPE_CHECKING:
 __all__ = ["POLICIES", "PolicyResult", "Report", "simulate"]
 
 POLICIES: Final = ("fifo", "sjf-oracle", "qssf", "tiresias", "lucid", "sjf-schedmate", "lucid-schedmate",
-                    "sjf-schedmate-manual", "srtf-oracle", "srtf-qssf", "srtf-schedmate")  # fmt: skip
-_NEEDS_ADVISOR: Final = frozenset({"sjf-schedmate", "lucid-schedmate", "sjf-schedmate-manual", "srtf-schedmate"})
-_AUTO_RECOVERY: Final = frozenset({"sjf-schedmate", "lucid-schedmate", "srtf-schedmate"})
+                    "sjf-schedmate-manual", "srtf-oracle", "srtf-qssf", "srtf-schedmate",
+                    "lucid-schedmate-profiler")  # fmt: skip
+_NEEDS_ADVISOR: Final = frozenset({"sjf-schedmate", "lucid-schedmate", "sjf-schedmate-manual", "srtf-schedmate",
+                                   "lucid-schedmate-profiler"})  # fmt: skip
+_AUTO_RECOVERY: Final = frozenset({"sjf-schedmate", "lucid-schedmate", "srtf-schedmate", "lucid-schedmate-profiler"})
+_PROFILED: Final = frozenset({"lucid", "lucid-schedmate-profiler"})  # Lucid's profiling nodes sit outside the cluster
 TRACKER_COVERAGE: Final = 0.5  # share of jobs whose log gives the Metric Tracker a total (see README, issue 11)
 TRACKER_WARMUP_S: Final = 300.0  # progress the tracker reads before it trusts a speed
 
@@ -131,7 +134,7 @@ def simulate(
     if gpus < gpus_per_node or gpus % gpus_per_node:
         raise TraceError(f"--gpus must be a positive multiple of the node size ({gpus_per_node})")
     nodes = gpus // gpus_per_node
-    profiler_nodes = (1 if nodes < 32 else 2) if any(p.startswith("lucid") for p in policies) else 0
+    profiler_nodes = (1 if nodes < 32 else 2) if _PROFILED & set(policies) else 0
     if nodes - profiler_nodes < 1:
         raise TraceError(f"Lucid's profiler needs {profiler_nodes} node(s) of the cluster: give more --gpus")
     jobs, left_out = _usable(trace, Cluster(nodes - profiler_nodes, gpus_per_node))
@@ -152,9 +155,9 @@ def simulate(
     setup_s = time.perf_counter() - t0
     report = Report(trace.name, len(jobs), gpus, nodes, seed, trace.groups_on, left_out, {}, round(setup_s, 2))
     for name in policies:
-        lucid = name.startswith("lucid")
-        main = Cluster(nodes - profiler_nodes if lucid else nodes, gpus_per_node)
-        policy = _policy(name, advisor, seed, Cluster(profiler_nodes, gpus_per_node) if lucid else None)
+        profiled = name in _PROFILED
+        main = Cluster(nodes - profiler_nodes if profiled else nodes, gpus_per_node)
+        policy = _policy(name, advisor, seed, Cluster(profiler_nodes, gpus_per_node) if profiled else None)
         policy.recovery = replace(recovery, auto=name in _AUTO_RECOVERY, seed=seed)
         sim = Simulation(jobs, main, policy, faults=faults,
                          progress=progress(name, len(jobs), 0) if progress else None)  # fmt: skip
@@ -237,7 +240,18 @@ def _policy(name: str, advisor: AdvisorEstimator | None, seed: int, profiler: Cl
         return sjf(name, fresh)
     if name == "srtf-schedmate":
         return Srtf(name, fresh, tracked_remaining)
-    return Lucid(name, fresh, _profiled_util, Interference(seed), evict=True, profiler=profiler)
+    if name == "lucid-schedmate-profiler":  # the Advisor's durations and the tracker's eviction, Lucid's profiler kept
+        return Lucid(name, fresh, _profiled_util, Interference(seed), evict=True, profiler=profiler)
+    return Lucid(name, fresh, _profiled_util, Interference(seed), evict=True, known_util=_advised_util)
+
+
+def _advised_util(job: Any) -> float | None:
+    """The GPU utilisation the Advisor expects from the similar past jobs it matched (what their NVML samples
+    measured); None when its estimate rests on no similar job."""
+    est = job.info.get("estimate")
+    if est is None or est.method != "similar" or est.gpu_util_pct is None:
+        return None
+    return float(est.gpu_util_pct)
 
 
 def _true_remaining(job: Any, done_s: float) -> float:

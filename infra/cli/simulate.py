@@ -17,7 +17,8 @@ __all__ = ["simulate"]
 
 _POLICY_HELP = (
     "Comma-separated: fifo, sjf-oracle, qssf, tiresias, lucid, sjf-schedmate, lucid-schedmate, "
-    "sjf-schedmate-manual (SchedMate's estimates, failures left to users), and the preemptive srtf-oracle (a "
+    "sjf-schedmate-manual (SchedMate's estimates, failures left to users), lucid-schedmate-profiler (Lucid's "
+    "profiling nodes kept), and the preemptive srtf-oracle (a "
     "bound), srtf-qssf and srtf-schedmate (shortest remaining service first; SchedMate's reads the remaining time "
     "of running jobs from the Metric Tracker)."
 )
