@@ -331,3 +331,39 @@ def test_known_families_from_hub_ids_config_stems_and_experiment_files(tmp_path:
     )
     md = extract_metadata(tmp_path, "python train.py -f exps/yolox_m.py -b 64")
     assert (md.model_name, md.params_millions, md.model_type) == ("yolox_m", 25.3, "cnn_detector")
+
+
+_MM_BASE_MODEL = """\
+model = dict(
+    type='ImageClassifier',
+    backbone=dict(type='ResNet', depth=50, num_stages=4, out_indices=(3, ), style='pytorch'),
+    neck=dict(type='GlobalAveragePooling'),
+    head=dict(type='LinearClsHead', num_classes=1000, in_channels=2048),
+)
+"""
+
+
+def test_openmmlab_config_models_by_backbone_depth_detector_and_decode_head(tmp_path: Path) -> None:
+    """An OpenMMLab config whose registry classes live in an installed package names its model by the backbone and
+    depth (a classifier around ResNet depth 50 is ResNet-50 with its known count), by the detector around it, or by
+    the decode head that makes a segmenter what it is (no count where the table has none)."""
+    (tmp_path / "configs" / "_base_").mkdir(parents=True)
+    (tmp_path / "configs" / "_base_" / "resnet50.py").write_text(_MM_BASE_MODEL)
+    (tmp_path / "configs" / "cls.py").write_text("_base_ = ['./_base_/resnet50.py']\n")
+    (tmp_path / "configs" / "det.py").write_text(
+        "model = dict(type='FasterRCNN', backbone=dict(type='ResNet', depth=101), neck=dict(type='FPN'))\n"
+    )
+    (tmp_path / "configs" / "seg.py").write_text(
+        "model = dict(type='EncoderDecoder', backbone=dict(type='mit_b2'), decode_head=dict(type='SegFormerHead'))\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import argparse\nfrom mmengine.config import Config\nfrom mmengine.runner import Runner\n"
+        "p = argparse.ArgumentParser()\np.add_argument('config')\nargs = p.parse_args()\n"
+        "cfg = Config.fromfile(args.config)\nrunner = Runner.from_cfg(cfg)\nrunner.train()\n"
+    )
+    cls = extract_metadata(tmp_path, "python train.py configs/cls.py")
+    assert (cls.model_name, cls.params_millions, cls.model_type) == ("ResNet-50", 25.6, "cnn")
+    det = extract_metadata(tmp_path, "python train.py configs/det.py")
+    assert (det.model_name, det.params_millions) == ("FasterRCNN (ResNet-101)", None)
+    seg = extract_metadata(tmp_path, "python train.py configs/seg.py")
+    assert (seg.model_name, seg.params_millions, seg.model_type) == ("SegFormer (mit_b2)", None, "vision_transformer")

@@ -511,6 +511,34 @@ _MODEL_PATH: Final = re.compile(r"model|net|arch|generator|backbone", re.I)
 _MODEL_FILE: Final = re.compile(r"model|net|arch|generator|backbone|layers|modules", re.I)
 
 
+_MM_WRAPPERS: Final = frozenset({"ImageClassifier", "EncoderDecoder", "CascadeEncoderDecoder", "Recognizer2D",
+                                  "Recognizer3D", "TopdownPoseEstimator", "TopDown"})  # fmt: skip
+_MM_NAME: Final = re.compile(r"[A-Za-z_][\w-]{1,63}")
+
+
+def _model_from_openmmlab(ex: Extraction, prov: dict[str, FieldSource]) -> _Model:
+    """An OpenMMLab config's model (``model = dict(type=..., backbone=dict(type="ResNet", depth=50), ...)``) whose
+    registry classes the job does not define: the backbone with its depth ("ResNet-50"), under the detector or the
+    decode head that makes it a named architecture ("FasterRCNN (ResNet-50)", "SegFormer (mit_b2)"). A classifier
+    wrapper around a known backbone counts as that backbone (torchvision's table counts its 1000-class head)."""
+    backbone, depth = ex.get("model.backbone.type"), ex.get("model.backbone.depth")
+    kind = ex.get("model.type")
+    if backbone is None or not isinstance(backbone.value, str) or not _MM_NAME.fullmatch(backbone.value):
+        return _Model()
+    n = depth.value if depth is not None and type(depth.value) is int else None
+    name = f"{backbone.value}-{n}" if n else backbone.value
+    known = known_model(f"{backbone.value}{n}" if n else backbone.value)
+    wrapper = kind is not None and isinstance(kind.value, str) and kind.value in _MM_WRAPPERS
+    head = ex.get("model.decode_head.type")
+    if wrapper and head is not None and isinstance(head.value, str) and re.fullmatch(r"[A-Za-z]\w+Head", head.value):
+        name = f"{head.value.removesuffix('Head')} ({name})"  # `decode_head=dict(type="SegFormerHead")`
+    elif kind is not None and isinstance(kind.value, str) and not wrapper and re.fullmatch(r"[A-Za-z]\w+", kind.value):
+        name = f"{kind.value} ({name})"  # a detector around its backbone
+    prov["model_name"] = _source(backbone)
+    count = int(known[0] * 1e6) if known is not None and (kind is None or kind.value == "ImageClassifier") else None
+    return _Model(name, None, count)
+
+
 def _model_from_type_setting(
     ws: Workspace, ex: Extraction, counter: ParamCounter, prov: dict[str, FieldSource]
 ) -> _Model:
@@ -844,6 +872,8 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
         model = _model_in_training_callee(ws, ex, counter, prov)  # a thin entry: `train(cfg)` builds and fits it
     if model.name is None and found_pretrained is None:
         model = _model_from_type_setting(ws, ex, counter, prov)
+    if model.name is None and found_pretrained is None:
+        model = _model_from_openmmlab(ex, prov)
     elif model.cls is None and found_pretrained is None and target is None:
         typed = _model_from_type_setting(ws, ex, counter, prov)  # the call built a harness (`M(opt)`, KAIR's model
         if typed.name is not None:  # wrapper); a setting names the network it trains (the harness's count is its)
