@@ -1511,3 +1511,40 @@ def test_rate_scaled_by_the_batch_where_the_schedule_writes_it(tmp_path: Path) -
     only_decay = _BATCH_SCALED_RATE.replace("base_lr = args.base_lr * args.batch_size / 256", "base_lr = args.base_lr")
     (tmp_path / "main.py").write_text(only_decay)
     assert extract_metadata(tmp_path, "python main.py --base-lr 0.3").learning_rate == pytest.approx(0.3)
+
+
+_MODULE_RATE = """\
+import argparse
+import pytorch_lightning as pl
+from models import Autoencoder
+
+p = argparse.ArgumentParser()
+p.add_argument("--base_lr", type=float, default=4.5e-6)
+p.add_argument("--batch_size", type=int, default=12)
+p.add_argument("--scale_lr", type=int, default=1)
+p.add_argument("--accumulate", type=int, default=2)
+opt = p.parse_args()
+model = Autoencoder()
+if opt.scale_lr:
+    model.learning_rate = opt.accumulate * opt.batch_size * opt.base_lr
+else:
+    model.learning_rate = opt.base_lr
+trainer = pl.Trainer(max_epochs=5)
+trainer.fit(model)
+"""
+
+
+def test_rate_the_entry_script_sets_on_the_lightning_module(tmp_path: Path) -> None:
+    """``model.learning_rate = accumulate * batch * base_lr`` in the arm that runs is the rate the module's
+    ``configure_optimizers`` reads (CompVis-style entry scripts); when the arm that runs cannot be told and one
+    arm's value cannot be followed, the other arm's use is not taken (the rate setting itself is all that is told)."""
+    (tmp_path / "main.py").write_text(_MODULE_RATE)
+    (tmp_path / "models.py").write_text("import torch\nclass Autoencoder(torch.nn.Module):\n    pass\n")
+    assert extract_metadata(tmp_path, "python main.py").learning_rate == pytest.approx(1.08e-4)
+    assert extract_metadata(tmp_path, "python main.py --scale_lr 0").learning_rate == pytest.approx(4.5e-6)
+    (tmp_path / "main.py").write_text(
+        _MODULE_RATE.replace("if opt.scale_lr:", "if torch_version_ok():").replace(
+            "opt.accumulate * opt.batch_size", "opt.accumulate * ngpu() * opt.batch_size"
+        )
+    )
+    assert extract_metadata(tmp_path, "python main.py").provenance["learning_rate"].path == "static"  # the setting

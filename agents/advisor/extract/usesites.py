@@ -682,6 +682,23 @@ def _args_of(call: ast.Call, kws: tuple[str, ...], pos: int | None = None) -> as
     return None
 
 
+def _rate_attribute_sites(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
+    """``model.learning_rate = accumulate_grad_batches * ngpu * bs * base_lr``: the entry script sets the rate a
+    Lightning module's ``configure_optimizers`` reads (latent-diffusion, taming, generative-models): the object
+    is the one ``trainer.fit()`` trains, not a config being built (``C.learning_rate = 3e-4``)."""
+    fitted = {
+        n.args[0].id for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and _callee(n) == "fit" and n.args and isinstance(n.args[0], ast.Name)
+    }  # fmt: skip
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
+            and node.targets[0].attr == "learning_rate" and isinstance(node.targets[0].value, ast.Name)
+            and node.targets[0].value.id in fitted
+        ):  # fmt: skip
+            yield node.value, node.lineno
+
+
 def _accumulation_sites(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
     """``if (i + 1) % N == 0: optimizer.step()``: N micro-batches are accumulated per optimizer step."""
     for node in ast.walk(tree):
@@ -1322,6 +1339,14 @@ def find_uses(
         v = r.value(expr, _scope_at(r, tree, line), line)
         if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 10:
             out["lr"] = Use(v, file, line, "the rate the schedule writes into param_group['lr'], scaled by the batch")
+    rated = [
+        (r.value(expr, _scope_at(r, tree, line), line), line)
+        for expr, line in (_rate_attribute_sites(tree) if "lr" not in out else ())
+        if id(expr) not in dead
+    ]  # every live one must be told: one the code computes in a way we cannot follow may be the one that runs
+    if rated and all(isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 10 for v, _ in rated):
+        v, line = rated[-1]
+        out["lr"] = Use(v, file, line, "the entry script sets the module's learning_rate")
     for expr, line in _accumulation_sites(tree):
         v = r.value(expr, _scope_at(r, tree, line), line)
         if isinstance(v, int) and not isinstance(v, bool) and v > 0 and "grad_accum" not in out:
