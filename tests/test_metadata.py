@@ -1548,3 +1548,81 @@ def test_rate_the_entry_script_sets_on_the_lightning_module(tmp_path: Path) -> N
         )
     )
     assert extract_metadata(tmp_path, "python main.py").provenance["learning_rate"].path == "static"  # the setting
+
+
+_TIMM_STYLE_TRAIN = """\
+import argparse
+import torch
+from timm.models import create_model
+import models
+
+try:
+    from apex import amp
+    has_apex = True
+except ImportError:
+    has_apex = False
+
+p = argparse.ArgumentParser()
+p.add_argument("data")
+p.add_argument("--model", default="resnet50")
+p.add_argument("-b", "--batch-size", type=int, default=32)
+p.add_argument("--apex-amp", action="store_true", default=False)
+args = p.parse_args()
+use_amp = None
+if args.apex_amp and has_apex:
+    use_amp = "apex"
+model = create_model(args.model, num_classes=1000)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+if use_amp == "apex":
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+model = torch.nn.parallel.DistributedDataParallel(model)
+loader = torch.utils.data.DataLoader(args.data, batch_size=args.batch_size)
+"""
+
+_REGISTERED_MODELS = """\
+import copy
+import torch.nn as nn
+from timm.models.registry import register_model
+
+
+class GroupNorm(nn.GroupNorm):
+    def __init__(self, num_channels, **kwargs):
+        super().__init__(1, num_channels, **kwargs)
+
+
+class TinyNet(nn.Module):
+    def __init__(self, dims, num_classes=1000, init_cfg=None):
+        super().__init__()
+        self.stem = nn.Conv2d(3, dims[0], 3)
+        self.body = nn.Sequential(*[nn.Linear(dims[i], dims[i + 1]) for i in range(len(dims) - 1)])
+        self.norm = GroupNorm(dims[-1])
+        self.head = nn.Linear(dims[-1], num_classes)
+        self.init_cfg = copy.deepcopy(init_cfg)
+
+
+@register_model
+def tinynet_s(pretrained=False, **kwargs):
+    return TinyNet([16, 32], **kwargs)
+"""
+
+
+def test_shell_wrapper_hands_on_its_arguments_and_a_registered_builder_is_counted(tmp_path: Path) -> None:
+    """``./distributed_train.sh 8 DATA --model X ...`` with ``NUM_PROC=$1; shift; torchrun ... train.py "$@"``: the
+    script gets the arguments after the shift; timm's ``create_model(name)`` of the job's own ``@register_model``
+    function is counted by the interpreter (a norm class named like its torch base is a layer, not a loop;
+    ``copy.deepcopy`` of a plain setting is that setting); ``has_apex`` set in a ``try`` and its ``except`` depends on
+    where the job runs, so ``amp.initialize`` under ``if use_amp == "apex"`` may run: mixed precision with apex."""
+    (tmp_path / "distributed_train.sh").write_text(
+        '#!/bin/bash\nNUM_PROC=$1\nshift\npython3 -m torch.distributed.launch --nproc_per_node=$NUM_PROC train.py "$@"\n'
+    )
+    (tmp_path / "train.py").write_text(_TIMM_STYLE_TRAIN)
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "__init__.py").write_text("from .tinynet import *\n")
+    (tmp_path / "models" / "tinynet.py").write_text(_REGISTERED_MODELS)
+    md = extract_metadata(tmp_path, "./distributed_train.sh 4 /data/imagenet --model tinynet_s -b 64 --apex-amp")
+    assert (md.model_name, md.num_gpus, md.batch_size_per_device, md.global_batch_size) == ("tinynet_s", 4, 64, 256)
+    want = (3 * 16 * 9 + 16) + (16 * 32 + 32) + 2 * 32 + (32 * 1000 + 1000)
+    assert md.params_millions == pytest.approx(want / 1e6, abs=1e-3)
+    assert (md.precision, md.framework) == ("fp16", ["PyTorch", "apex"])
+    plain = extract_metadata(tmp_path, "./distributed_train.sh 4 /data/imagenet --model tinynet_s")
+    assert plain.precision == "fp32"

@@ -31,7 +31,8 @@ _SPECIFIC_FAMILIES: Final = (
     (r"unet2dcondition|diffusion|ddpm|ldm\b|stable-?diffusion", "diffusion_unet"),
     (r"u-?net", "unet"),
     (r"yolo|r-?cnn|retinanet|\bdetr\b|\bssd\b|fcos|centernet|detector", "cnn_detector"),
-    (r"\bvit\b|vit[-_]|deit|swin|beit|visiontransformer|segformer|\bmit[-_]b\d", "vision_transformer"),
+    (r"\bvit\b|vit[-_]|deit|swin|beit|visiontransformer|segformer|\bmit[-_]b\d|poolformer|metaformer",
+     "vision_transformer"),
     (r"roberta|deberta|\bbert|electra|albert|xlm-?r|formaskedlm", "encoder_only_transformer"),
     (r"gpt|llama|qwen|mistral|mixtral|gemma|\bphi|\bopt-|bloom|falcon|pythia|neox|causallm|olmo|deepseek|"
      r"starcoder|codegen|baichuan|chatglm|internlm|yi-|causal_lm|\bmpt[-_]", "decoder_only_transformer"),

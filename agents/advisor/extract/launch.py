@@ -298,7 +298,8 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
         return launch
     text = ws.read_text_or_none(launch.script) or ""
     joined = re.sub(r"\\\n", " ", text)
-    variables: dict[str, str] = {f"{i}": a for i, a in enumerate(launch.args, start=1)}
+    positional = list(launch.args)
+    variables: dict[str, str] = {f"{i}": a for i, a in enumerate(positional, start=1)}
     arrays: dict[int, tuple[str, str]] = {}  # `ARGS=(` ... `)` over several lines (Megatron's launch scripts)
     inside: set[int] = set()
     for arr in _ARRAY.finditer(joined):
@@ -316,7 +317,13 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
         s = line.strip()
         if not s or s.startswith("#"):
             continue
+        if m := re.fullmatch(r"shift(?:\s+(\d{1,2}))?", s):  # `NUM_PROC=$1; shift`: the rest is handed on
+            positional = positional[int(m.group(1) or 1) :]
+            variables = {k: v for k, v in variables.items() if not k.isdigit()}
+            variables.update({f"{i}": a for i, a in enumerate(positional, start=1)})
+            continue
         s = re.sub(r"\$\{(\w+)\[[@*]\]\}", r"${\1}", s)  # `${ARGS[@]}`: the array's words
+        s = re.sub(r"\"\$[@*]\"|\$\{[@*]\}|\$[@*]", shlex.join(positional).replace("\\", "\\\\"), s)  # `"$@"`
         s = _VAR.sub(functools.partial(_expand, variables, len(s)), s)
         if m := re.fullmatch(r"(?:export\s+)?(\w+)=(\S*)", s):
             variables[m.group(1)] = m.group(2).strip("'\"")

@@ -340,6 +340,13 @@ class ParamCounter(Evaluator):
             copied = Obj(attrs=dict(value.attrs), cls=value.cls, origin=value.origin)
             self._sizes[id(copied)] = (copied, size)
             return copied
+        if value is None or isinstance(value, int | float | str | bytes):
+            return value  # `copy.deepcopy(init_cfg)` of a plain setting
+        if isinstance(value, dict | list) and all(
+            x is None or isinstance(x, int | float | str | bool)
+            for x in (value.values() if isinstance(value, dict) else value)
+        ):
+            return type(value)(value)
         raise AbortError("copy of a module of unknown size")
 
     # --- user classes and functions -------------------------------------------------------------
@@ -410,9 +417,16 @@ class ParamCounter(Evaluator):
 
     def _base_of(self, node: ast.ClassDef, file: str) -> Callee | None:
         for b in node.bases:
-            name = b.attr if isinstance(b, ast.Attribute) else b.id if isinstance(b, ast.Name) else ""
-            found = self._module(file)[1].get(name)
-            if isinstance(found, tuple) and found[0] == "def" and isinstance(found[1], ast.ClassDef):
+            if isinstance(b, ast.Attribute):  # `models.Base` of a job's package; `nn.GroupNorm` is a library's
+                found = self._expr(b, dict(self._module(file)[1]), file)
+            else:
+                found = self._module(file)[1].get(b.id) if isinstance(b, ast.Name) else None
+            if (
+                isinstance(found, tuple)
+                and found[0] == "def"
+                and isinstance(found[1], ast.ClassDef)
+                and found[1] is not node
+            ):  # fmt: skip  (`class GroupNorm(nn.GroupNorm)` is not its own base)
                 return found
         return None
 

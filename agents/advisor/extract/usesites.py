@@ -165,6 +165,16 @@ class _Resolver:
                 for stmt in body:
                     self._visit(stmt, scope, (*branch, (id(node), arm)))
             return
+        if isinstance(node, ast.Try | ast.TryStar):  # `try: import apex; has_apex = True / except: ... = False`:
+            self._tests[id(node)] = ast.copy_location(ast.Name(id="__environment__", ctx=ast.Load()), node)
+            for stmt in [*node.body, *node.orelse]:  # which ran depends on where the job runs, as two arms of an
+                self._visit(stmt, scope, (*branch, (id(node), 0)))  # `if` whose test cannot be told
+            for handler in node.handlers:
+                for stmt in handler.body:
+                    self._visit(stmt, scope, (*branch, (id(node), 1)))
+            for stmt in node.finalbody:
+                self._visit(stmt, scope, branch)
+            return
         for child in ast.iter_child_nodes(node):
             self._visit(child, scope, branch)
 

@@ -539,6 +539,23 @@ def _model_from_openmmlab(ex: Extraction, prov: dict[str, FieldSource]) -> _Mode
     return _Model(name, None, count)
 
 
+def _registered_builder(ws: Workspace, name: str) -> str | None:
+    """The module of the job's own ``@register_model`` function called ``name`` (timm's ``create_model(name)`` builds
+    it once the job imports its models package), if there is one among the job's model modules."""
+    if not re.fullmatch(r"[A-Za-z_]\w{1,80}", name):
+        return None
+    pattern = re.compile(rf"^@(?:\w+\.)*register_model\b[^\n]*\n(?:@[^\n]*\n)*def {re.escape(name)}\(", re.M)
+    reads = 0
+    for file in ws.files((".py",)):
+        if not _MODEL_FILE.search(file) or reads >= 120:
+            continue
+        reads += 1
+        text = ws.read_text_or_none(file)
+        if text and name in text and pattern.search(text):
+            return file
+    return None
+
+
 def _model_from_type_setting(
     ws: Workspace, ex: Extraction, counter: ParamCounter, prov: dict[str, FieldSource]
 ) -> _Model:
@@ -915,6 +932,13 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
     if sized is None and shape_name and shaped is not None:
         sized = Value(shape_name, shaped.file, shaped.line)
     ident.params_millions = _params(ex, sized, ident.dataset, model.count, ident.model_type)
+    if (
+        ident.params_millions is None
+        and pretrained is not None
+        and (registered := _registered_builder(ws, str(pretrained.value)))
+    ):
+        count = counter.count_class(registered, str(pretrained.value), {})  # the job's own `@register_model` function
+        ident.params_millions = round(count / 1e6, 3) if count else None
     if ident.params_millions is not None:
         prov["params_millions"] = prov.get("model_name", FieldSource(file=script))
     from_flag = found_pretrained is not None and found_pretrained[0] == "flag"  # `--backbone resnet50`
