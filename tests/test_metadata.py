@@ -1626,3 +1626,75 @@ def test_shell_wrapper_hands_on_its_arguments_and_a_registered_builder_is_counte
     assert (md.precision, md.framework) == ("fp16", ["PyTorch", "apex"])
     plain = extract_metadata(tmp_path, "./distributed_train.sh 4 /data/imagenet --model tinynet_s")
     assert plain.precision == "fp32"
+
+
+_OLMO_STYLE_TRAIN = """\
+import sys
+from enum import Enum
+import torch
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+from torch.nn.parallel import DistributedDataParallel as DDP
+from config import TrainConfig, DistributedStrategy
+from model import Net
+
+cfg = TrainConfig.load(sys.argv[1])
+loader = torch.utils.data.DataLoader(range(10), batch_size=cfg.global_train_batch_size)
+model = Net(256)
+if cfg.distributed_strategy == DistributedStrategy.ddp:
+    dist_model = DDP(model)
+elif cfg.distributed_strategy == DistributedStrategy.fsdp:
+    dist_model = FSDP(model)
+optim = torch.optim.AdamW(model.parameters(), lr=cfg.optimizer.learning_rate)
+with torch.autocast("cuda", enabled=True, dtype=cfg.autocast_precision):
+    pass
+"""
+
+_OLMO_STYLE_MODEL = """\
+import torch.nn as nn
+
+
+class Activation(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.width = width
+
+    @property
+    def output_multiplier(self):
+        raise NotImplementedError
+
+
+class SwiGLU(Activation):
+    @property
+    def output_multiplier(self):
+        return 0.5
+
+
+class Net(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.act = SwiGLU(width)
+        self.ff_proj = nn.Linear(width, 4 * width)
+        self.ff_out = nn.Linear(int(self.act.output_multiplier * 4 * width), width)
+"""
+
+
+def test_string_enum_arms_micro_batches_properties_and_autocast_dtype(tmp_path: Path) -> None:
+    """``if cfg.distributed_strategy == DistributedStrategy.ddp`` compares a string setting with a string enum
+    member, so FSDP in the other arm is not the job's; the loader's device batch split into the config's
+    micro-batches makes the micro-batch the per-device batch; a ``@property`` of a subclass without its own
+    ``__init__`` is the subclass's (SwiGLU halves the width); ``autocast(enabled=True, dtype=<unknown>)`` does not
+    mean float16: the config's ``precision: amp_bf16`` does."""
+    (tmp_path / "config.py").write_text(
+        "from enum import Enum\n\n\nclass StrEnum(str, Enum):\n    pass\n\n\n"
+        "class DistributedStrategy(StrEnum):\n    ddp = 'ddp'\n    fsdp = 'fsdp'\n"
+    )
+    (tmp_path / "train.py").write_text(_OLMO_STYLE_TRAIN)
+    (tmp_path / "model.py").write_text(_OLMO_STYLE_MODEL)
+    (tmp_path / "c.yaml").write_text(
+        "distributed_strategy: ddp\nglobal_train_batch_size: 1024\ndevice_train_microbatch_size: 16\n"
+        "precision: amp_bf16\noptimizer:\n  learning_rate: 6.0e-4\n"
+    )
+    md = extract_metadata(tmp_path, "python train.py c.yaml")
+    assert (md.distributed, md.framework) == ("single_gpu", ["PyTorch"])
+    assert (md.batch_size_per_device, md.global_batch_size, md.precision) == (16, 1024, "bf16")
+    assert md.params_millions == pytest.approx((256 * 1024 + 1024 + 512 * 256 + 256) / 1e6, abs=1e-3)

@@ -131,6 +131,12 @@ _MATH: Final[dict[str, Callable[..., Any]]] = {
 }  # fmt: skip
 
 
+def _is_property(fn: ast.FunctionDef) -> bool:
+    """``@property`` / ``@cached_property`` (``functools.cached_property``) on a method."""
+    names = {d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "") for d in fn.decorator_list}
+    return bool(names & {"property", "cached_property"})
+
+
 def _is_number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool) and abs(v) < 1e300
 
@@ -546,6 +552,9 @@ class Evaluator:
                     return obj.attrs[node.attr]
                 if node.attr == "__dict__":  # `self.__dict__.update(kwargs)`: a record's fields
                     return obj.attrs
+                prop = self._member(obj.origin, node.attr)
+                if prop is not None and isinstance(prop[1], ast.FunctionDef) and _is_property(prop[1]):
+                    return self._invoke(prop, [obj], {})  # `self.act.output_multiplier`, `config.head_dim`
                 return self._class_constant(obj.origin, node.attr)
             if isinstance(obj, tuple) and obj and obj[0] == "def" and isinstance(obj[1], ast.ClassDef):
                 return self._class_constant(obj, node.attr)  # `block.expansion`

@@ -318,6 +318,18 @@ _GLOBAL_BATCH_KEYS = (
 )  # fmt: skip
 
 
+def _micro_batch(ex: Extraction) -> Value | None:
+    """A training micro-batch setting (``device_train_microbatch_size``, ``micro_batch_size``): a positive int."""
+    for key, v in ex.values.items():
+        leaf = key.rsplit(".", 1)[-1].lower()
+        if (
+            re.search(r"micro_?batch", leaf) and not re.search(r"eval|valid|test", key, re.I)
+            and type(v.value) is int and v.value > 0
+        ):  # fmt: skip
+            return v
+    return None
+
+
 def _batch_sizes(
     ex: Extraction, bs: Any, num_gpus: int | None, distributed: str = "single_gpu"
 ) -> tuple[int | None, int | None]:
@@ -380,7 +392,7 @@ def _precision(ex: Extraction) -> str:
         return "fp32"  # autocast(enabled=False): the setting turns mixed precision off
     if (u := uses.get("amp_dtype")) is not None and isinstance(u.value, str):
         return "bf16" if "bf" in u.value else "fp16"
-    if enabled is not None and enabled.value is True:
+    if enabled is not None and enabled.value is True and enabled.how == "autocast(enabled=)":
         return "fp16"  # autocast(enabled=True) without a dtype: CUDA autocast is float16
     if (u := uses.get("precision")) is not None:
         text = str(u.value)
@@ -465,7 +477,9 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
             fw.append("apex")
         if zero_stage is not None or "deepspeed.initialize(" in code:
             fw.append("DeepSpeed")
-        if ((f := ex.get("fsdp")) is not None and f.value) or re.search(r"\bFullyShardedDataParallel\(|\bFSDP\(", code):
+        if ((f := ex.get("fsdp")) is not None and f.value) or (
+            re.search(r"\bFullyShardedDataParallel\(|\bFSDP\(", code) and ("fsdp_wrap" in ex.uses or not ex.uses)
+        ):  # wrapped where the code runs (not in the arm of `if cfg.distributed_strategy == "fsdp"` it rules out)
             fw.append("PyTorch FSDP")
     return fw
 
@@ -533,6 +547,9 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
         lr = named.value  # a setting named as a rate of the optimizer (`G_optimizer_lr`, `init_lr`, `peak_lr`)
         t.prov["learning_rate"] = FieldSource(file=named.source, line=named.line, path="static")
     bs = t.take("batch_size_per_device", *_BATCH_KEYS, use="batch", deepspeed=("train_micro_batch_size_per_gpu",))
+    if (micro := _micro_batch(ex)) is not None and isinstance(bs, int) and micro.value < bs and bs % micro.value == 0:
+        bs = micro.value  # the loader hands a device's batch that the trainer splits into micro-batches (OLMo)
+        t.prov["batch_size_per_device"] = FieldSource(file=micro.source, line=micro.line, path="static")
     if bs is None and "batch_size_per_device" not in t.prov and (named := _named_batch(ex)) is not None:
         bs = named.value  # a setting named as a loader's batch under a prefix (`dataloader_batch_size`)
         t.prov["batch_size_per_device"] = FieldSource(file=named.source, line=named.line, path="static")

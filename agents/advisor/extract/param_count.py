@@ -383,7 +383,10 @@ class ParamCounter(Evaluator):
             if init is None:
                 base = self._base_of(node, file)
                 if base is not None:
-                    return self._invoke(base, args, kwargs)
+                    built = self._invoke(base, args, kwargs)
+                    if isinstance(built, Obj) and built.cls == base[1].name:
+                        built.cls, built.origin = node.name, callee  # the subclass's instance: its own methods
+                    return built
                 return obj
             env = dict(self._module(file)[1])
             env["__class__"] = callee

@@ -489,6 +489,8 @@ class _Resolver:
             return base.get(node.attr, _UNKNOWN)
         if isinstance(node.value, ast.Name) and (module := self._module_of(node.value.id)) is not None:
             return self._imported_constant(node.attr, module, 1)  # `from conf import settings`: settings.EPOCH
+        if isinstance(node.value, ast.Name) and (member := self._str_enum_member(node.value.id, node.attr)) is not None:
+            return member
         path = _access_path(node)
         return self._setting(path) if path else _UNKNOWN
 
@@ -506,6 +508,32 @@ class _Resolver:
                         if "." not in a.name:
                             self._imports.setdefault(a.asname or a.name, ("", -1, a.name))
         return self._imports
+
+    def _str_enum_member(self, cls: str, member: str) -> str | None:
+        """``DistributedStrategy.ddp`` of a string enum (``class DistributedStrategy(StrEnum): ddp = "ddp"``) defined in
+        the entry script or imported from the job's modules: its value, which a string setting compares equal to."""
+        tree: ast.Module | None = self.module.node if isinstance(self.module.node, ast.Module) else None
+        name = cls
+        if (imported := self.imports().get(cls)) is not None and imported[2] != "*":
+            module, level, name = imported
+            path = self.ws.module_file(module, max(level, 0), self.file) if module else None
+            tree = self.parsed(path) if path else None
+        node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None) if tree else None
+        if node is None:
+            return None
+        bases = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases}
+        if not ("StrEnum" in bases or {"str", "Enum"} <= bases):
+            return None
+        for stmt in node.body:
+            if (
+                isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id == member
+            ):  # fmt: skip
+                if isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+                    return stmt.value.value
+                if isinstance(stmt.value, ast.Call) and _callee(stmt.value) == "auto" and "StrEnum" in bases:
+                    return member.lower()  # StrEnum's auto(): the member's name in lower case
+        return None
 
     def _module_of(self, name: str) -> str | None:
         """The workspace file of a module the entry script imports under ``name`` (``from conf import settings``,
@@ -893,7 +921,7 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     elif name == "autocast" and (a := _args_of(call, ("dtype",))) is not None:
         yield "amp_dtype", a, "autocast(dtype=)"
         if (e := _args_of(call, ("enabled",))) is not None and not _is_false(e):
-            yield "amp_enabled", e, "autocast(enabled=)"
+            yield "amp_enabled", e, "autocast(dtype=, enabled=)"  # on or off; its dtype (maybe unknown) says which
     elif name == "autocast" and (e := _args_of(call, ("enabled",))) is not None and not _is_false(e):
         yield "amp_enabled", e, "autocast(enabled=)"  # mixed precision exactly when the setting says so
     elif name == "initialize" and dotted.endswith("deepspeed.initialize"):
