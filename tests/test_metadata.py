@@ -1698,3 +1698,34 @@ def test_string_enum_arms_micro_batches_properties_and_autocast_dtype(tmp_path: 
     assert (md.distributed, md.framework) == ("single_gpu", ["PyTorch"])
     assert (md.batch_size_per_device, md.global_batch_size, md.precision) == (16, 1024, "bf16")
     assert md.params_millions == pytest.approx((256 * 1024 + 1024 + 512 * 256 + 256) / 1e6, abs=1e-3)
+
+
+_MCORE_LOOP = """\
+from torch.optim import Adam
+from megatron.core.pipeline_parallel.schedules import get_forward_backward_func
+from model import build
+
+model = build()
+optim = Adam(model.parameters())
+forward_backward_func = get_forward_backward_func()
+for iteration in range(5):
+    optim.zero_grad()
+    forward_backward_func(forward_step_func=None, data_iterator=None, model=model, num_microbatches=1)
+    optim.step()
+"""
+
+
+def test_megatron_core_loop_library_default_rate_and_a_rate_the_code_writes(tmp_path: Path) -> None:
+    """A loop whose pass runs Megatron's ``forward_backward_func`` and steps the optimizer is a step loop (5 steps);
+    ``Adam(model.parameters())`` trains at torch's default rate 1e-3; Megatron is named as a framework. When the
+    code writes ``param_group["lr"]`` itself (a Noam-style wrapper), the default is not the rate."""
+    (tmp_path / "train.py").write_text(_MCORE_LOOP)
+    (tmp_path / "model.py").write_text("import torch\n\n\ndef build():\n    return torch.nn.Linear(4, 4)\n")
+    md = extract_metadata(tmp_path, "torchrun --nproc_per_node=2 train.py")
+    assert (md.max_steps, md.learning_rate, md.framework) == (5, 0.001, ["PyTorch", "Megatron"])
+    (tmp_path / "model.py").write_text(
+        "import torch\n\n\ndef build():\n    return torch.nn.Linear(4, 4)\n\n\n"
+        "def noam(optimizer, step):\n    for group in optimizer.param_groups:\n        group['lr'] = step ** -0.5\n"
+    )
+    (tmp_path / "train.py").write_text(_MCORE_LOOP.replace("from model import build", "from model import build, noam"))
+    assert extract_metadata(tmp_path, "torchrun --nproc_per_node=2 train.py").learning_rate is None

@@ -466,6 +466,8 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
             fw.append("Diffusers")  # it trains a diffusers U-Net (a text encoder from transformers stays frozen)
         elif re.search(r"from transformers import|import transformers", code):
             fw.append("HF Transformers")
+        if re.search(r"^\s*(?:from|import) megatron\b", code, re.M):
+            fw.append("Megatron")  # Megatron(-Core) builds and runs the model (tensor/pipeline parallel)
     if "@hydra.main" in code and "Hydra" not in fw:
         fw.append("Hydra")  # the entry is composed by Hydra, whatever trains
     if fw[0] != "LLaMA-Factory":
@@ -546,6 +548,9 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
     if lr is None and "learning_rate" not in t.prov and (named := _named_rate(ex)) is not None:
         lr = named.value  # a setting named as a rate of the optimizer (`G_optimizer_lr`, `init_lr`, `peak_lr`)
         t.prov["learning_rate"] = FieldSource(file=named.source, line=named.line, path="static")
+    if lr is None and "learning_rate" not in t.prov and (default := ex.uses.get("lr_default")) is not None:
+        lr = default.value  # `torch.optim.Adam(model.parameters())`: the library's default rate
+        t.prov["learning_rate"] = FieldSource(file=default.file, line=default.line, path="use")
     bs = t.take("batch_size_per_device", *_BATCH_KEYS, use="batch", deepspeed=("train_micro_batch_size_per_gpu",))
     if (micro := _micro_batch(ex)) is not None and isinstance(bs, int) and micro.value < bs and bs % micro.value == 0:
         bs = micro.value  # the loader hands a device's batch that the trainer splits into micro-batches (OLMo)

@@ -53,6 +53,8 @@ _OPTIMIZERS: Final = frozenset(
      "AdamW8bit", "Adam8bit", "PagedAdamW", "PagedAdamW8bit", "FusedAdam", "FusedLAMB", "DeepSpeedCPUAdam",
      "Adafactor", "LARS", "SophiaG", "ASGD", "Rprop", "SparseAdam"}
 )  # fmt: skip
+_TORCH_DEFAULT_LR: Final = {"Adam": 1e-3, "AdamW": 1e-3, "RMSprop": 1e-2, "Adagrad": 1e-2, "Adadelta": 1.0,
+                             "Adamax": 2e-3, "NAdam": 2e-3, "RAdam": 1e-3, "ASGD": 1e-2, "Rprop": 1e-2}  # fmt: skip
 _HF_ARGS: Final = frozenset(
     {"TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "ORPOConfig", "KTOConfig",
      "RewardConfig", "PPOConfig", "GRPOConfig", "CPOConfig"}
@@ -872,6 +874,12 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     elif name in _OPTIMIZERS:
         if (a := _args_of(call, ("lr", "learning_rate"), 1)) is not None:
             yield "lr", a, f"{name}(lr=)"
+        elif (
+            name in _TORCH_DEFAULT_LR
+            and _trains_parameters(call)
+            and _dotted(call.func) in (name, f"optim.{name}", f"torch.optim.{name}")
+        ):
+            yield "lr_default", ast.Constant(_TORCH_DEFAULT_LR[name]), f"torch.optim.{name}() without lr: its default"
     elif name == "create_optimizer" and call.args and isinstance(call.args[0], ast.Name):
         yield "lr", ast.Attribute(value=call.args[0], attr="lr", ctx=ast.Load()), "timm create_optimizer(args)"
     elif name == "create_optimizer_v2" and (a := _args_of(call, ("lr",))) is not None:
@@ -1249,6 +1257,10 @@ def _trains_each_pass(loop: ast.For | ast.While) -> bool:
     """Whether each pass of the loop is one optimisation step: it calls ``.backward()`` and ``.step()`` itself (a
     gradient-accumulation loop only back-propagates; an epoch loop does both in the loop over batches it holds)."""
     called = {n.func.attr for n in _own_body(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    if any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and "backward" in n.func.id for n in _own_body(loop)
+    ):  # fmt: skip
+        called.add("backward")  # Megatron's `forward_backward_func(...)` back-propagates the micro-batches
     plus_one = any(  # `range(N + 1)`: a last pass that evaluates or saves, not a step (llm.c's last_step)
         isinstance(a, ast.BinOp) and isinstance(a.op, ast.Add) and isinstance(a.right, ast.Constant)
         for a in (loop.iter.args if isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) else [])
@@ -1373,6 +1385,14 @@ def find_uses(
         v = r.value(expr, _scope_at(r, tree, line), line)
         if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 10:
             out["lr"] = Use(v, file, line, "the per-step schedule the loop writes into param_group['lr'] starts here")
+    if "lr_default" in out and any(
+        isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value == "lr"
+            for t in n.targets
+        )
+        for t_ in [tree, *(m for _, m in _imported_trees(ws, r, file))] for n in ast.walk(t_)
+    ):  # fmt: skip
+        del out["lr_default"]  # the code writes the rate into the param groups itself (a schedule, a Noam wrapper)
     for expr, line in _scaled_rate_sites(tree) if "lr" not in out else ():
         v = r.value(expr, _scope_at(r, tree, line), line)
         if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 10:
