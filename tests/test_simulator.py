@@ -142,23 +142,25 @@ def test_tiresias_preempts_a_long_job_for_a_new_one_and_charges_the_restore() ->
     assert results["long"].end_s == pytest.approx(1000.0 + 10.0 + 62.0)
 
 
-def test_lucid_without_a_profiler_packs_only_jobs_whose_utilisation_is_known() -> None:
-    """Without profiling nodes, a job packs onto a running one only when both utilisations are known: the guest's
-    from the Advisor's similar jobs, the host's from the Advisor or, for a new one, from its GPUs' samples after
-    it ran ``measure_s`` alone. A guest whose utilisation nobody knows waits for free GPUs."""
+def test_lucid_without_a_profiler_packs_by_known_or_worst_case_utilisation() -> None:
+    """Without profiling nodes, a job's utilisation is the Advisor's (from similar jobs) or, when it has none, taken
+    as 100 % until the job has run ``measure_s``, when its GPUs' samples tell: an unknown host takes only a nearly
+    idle guest, and once measured it takes what fits; an unknown guest waits for one that leaves room for 100 %."""
 
-    def run(known: dict[str, float | None]) -> dict[str, float]:
-        jobs = [TraceJob("host", 0.0, 1000.0, 1), TraceJob("guest", 10.0, 100.0, 1)]
+    def run(util: dict[str, float], known: dict[str, float | None]) -> dict[str, float]:
+        jobs = [TraceJob("host", 0.0, 1000.0, 1), TraceJob("guest", 10.0, 100.0, 1), TraceJob("later", 400.0, 5.0, 1)]
         pol = Lucid("lucid-advised", HistoryEstimator(), lambda j: float(j.info["util_true"]), Interference(0),
                     known_util=lambda j: known[j.trace.job_id], measure_s=300.0)  # fmt: skip
         sim = Simulation(jobs, Cluster(1, 1), pol)
         for job in sim.jobs:
-            job.info.update(util_true=30.0, status="completed", workload="w")
+            job.info.update(util_true=util[job.trace.job_id], status="completed", workload="w")
         return {r.job_id: r.start_s for r in sim.run()}
 
-    assert run({"host": 30.0, "guest": 30.0})["guest"] == 10.0  # both known: packed at once
-    assert run({"host": None, "guest": 30.0})["guest"] == 300.0  # the host is measured first
-    assert run({"host": 30.0, "guest": None})["guest"] >= 1000.0  # unknown guest: runs when the GPU is free
+    util = {"host": 30.0, "guest": 50.0, "later": 90.0}
+    assert run(util, {"host": 30.0, "guest": 50.0, "later": 90.0})["guest"] == 10.0  # both known: packed at once
+    assert run(util, {"host": None, "guest": 50.0, "later": 90.0})["guest"] == 400.0  # host measured at 300 s
+    busy = {"host": 50.0, "guest": 50.0, "later": 90.0}
+    assert run(busy, {"host": 50.0, "guest": None, "later": 90.0})["guest"] >= 1000.0  # unknown guest: 100 + 50
 
 
 class _Told:

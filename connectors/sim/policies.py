@@ -13,7 +13,7 @@ import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 if TYPE_CHECKING:
     from schedmate.connectors.sim.cluster import Cluster
@@ -442,6 +442,9 @@ class Srtf(_Estimated):
         return True
 
 
+_UNKNOWN_UTIL: Final = 100.0  # a job whose utilisation nobody knows yet is taken as fully busy
+
+
 class Lucid(_Estimated):
     """Lucid-style (Hu et al., ASPLOS'23): profile each new job briefly, order by estimated service, pack a job
     onto the GPUs of a running job of the same GPU count when the interference model says the pair is worth it.
@@ -453,8 +456,8 @@ class Lucid(_Estimated):
     below ``evict_below`` is split: the guest is preempted back to the queue after ``measure_s`` seconds.
 
     With ``known_util`` instead of a profiler (SchedMate): a job's utilisation is what the Advisor expects from
-    similar past jobs (None when it has none); a job with none is never packed as a guest, and can host once it
-    has run ``measure_s`` seconds alone, when its GPUs' NVML samples tell (``profile``)."""
+    similar past jobs; a job it has none for counts as fully busy (100 %: it packs only with nearly idle jobs) until
+    it has run ``measure_s`` seconds, when its GPUs' NVML samples tell (``profile``)."""
 
     def __init__(
         self,
@@ -490,8 +493,10 @@ class Lucid(_Estimated):
         """Estimate the job; profile it first (when it fits the profiler) or queue it by expected service."""
         self._estimate(job)
         if self.known_util is not None:
-            if job.info.get("util") is None:  # (a requeued job keeps what was measured)
-                job.info["util"] = self.known_util(job)
+            if "util" not in job.info:  # (a requeued job keeps what was measured)
+                known = self.known_util(job)
+                job.info["util"] = _UNKNOWN_UTIL if known is None else known
+                job.info["util_unknown"] = known is None
         else:
             job.info["util"] = self.profile(job)
         if self.profiler is not None and not job.info.get("profiled") and job.gpus <= self.profiler.per_node:
@@ -523,10 +528,6 @@ class Lucid(_Estimated):
                 job.info["profiled"] = True
                 self._queue.push(job)
             return
-        if tag == "sampled":  # it ran alone long enough for its GPUs' utilisation to be known
-            if alloc is not None and job.info.get("util") is None:
-                job.info["util"] = self.profile(job)
-            return
         if tag != "measure" or alloc is None or len(alloc.jobs) != 2:
             return
         a, b = (self.sim.by_idx[i] for i in alloc.jobs)
@@ -554,14 +555,12 @@ class Lucid(_Estimated):
                 sim.start(job)
                 if not job.info.get("no_pack"):
                     self._hosts.setdefault(job.gpus, {})[job.idx] = job
-                if job.info.get("util") is None:
-                    sim.timer(job, sim.now + self.measure_s, "sampled")
                 continue
             idx = queue.best(lambda g: bool(self._hosts.get(g)))
             if idx is None:
                 return
             job = sim.by_idx[idx]
-            host = None if job.info.get("no_pack") or job.info.get("util") is None else self._pick_host(job)
+            host = None if job.info.get("no_pack") else self._pick_host(job)
             if host is None:
                 return
             queue.remove(idx)
@@ -582,8 +581,11 @@ class Lucid(_Estimated):
         for n, host in enumerate(hosts.values()):  # oldest first (insertion order)
             if n >= 64:  # bounded search per blocked head
                 break
-            if host.info.get("no_pack") or host.info.get("util") is None:
+            if host.info.get("no_pack"):
                 continue
+            if host.info.get("util_unknown") and self.sim.now - host.run_since_s >= self.measure_s:
+                host.info["util"] = self.profile(host)  # it has run long enough for its GPUs' samples to tell
+                host.info["util_unknown"] = False
             if util + host.info["util"] <= self.pack_util_max and job.priority <= 2 * host.priority:
                 return host
         return None

@@ -27,7 +27,7 @@ import operator
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from schedmate.agents.advisor.extract.budget import charge_nodes
 from schedmate.agents.advisor.extract.config_sources import (
@@ -761,16 +761,21 @@ _SCHEDULE_HINT: Final = re.compile(r"\w+\s*=\s*[\w.]*sched\w*\(", re.I)
 _SCHEDULE_BASE: Final = ("base_value", "base_lr", "max_lr", "peak_lr", "lr", "learning_rate")
 
 
+def _writes_rate(node: ast.AST) -> TypeGuard[ast.Assign]:
+    """``param_group["lr"] = ...``: an assignment that sets an optimizer group's rate."""
+    return isinstance(node, ast.Assign) and any(
+        isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value == "lr"
+        for t in node.targets
+    )
+
+
 def _schedule_names(trees: list[ast.AST]) -> set[str]:
     """Names whose items the training loop writes into the optimizer's rate (``param_group["lr"] =
     lr_schedule[it]``, also scaled by a per-group factor): precomputed per-step schedules."""
     names: set[str] = set()
     for tree in trees:
         for node in ast.walk(tree):
-            if not isinstance(node, ast.Assign) or not any(
-                isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value == "lr"
-                for t in node.targets
-            ):
+            if not _writes_rate(node):
                 continue
             v = node.value
             while isinstance(v, ast.BinOp) and isinstance(v.op, ast.Mult):
@@ -806,14 +811,7 @@ def _scaled_rate_sites(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
     for fn in ast.walk(tree):
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
-        writes = any(
-            isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and any(
-                isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value == "lr"
-                for t in n.targets
-            )
-            for n in ast.walk(fn)
-        )  # fmt: skip
-        if not writes:
+        if not any(_writes_rate(n) and isinstance(n.value, ast.Name) for n in ast.walk(fn)):
             continue
         for n in ast.walk(fn):
             if not (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)):
@@ -1386,12 +1384,8 @@ def find_uses(
         if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 10:
             out["lr"] = Use(v, file, line, "the per-step schedule the loop writes into param_group['lr'] starts here")
     if "lr_default" in out and any(
-        isinstance(n, ast.Assign) and any(
-            isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value == "lr"
-            for t in n.targets
-        )
-        for t_ in [tree, *(m for _, m in _imported_trees(ws, r, file))] for n in ast.walk(t_)
-    ):  # fmt: skip
+        _writes_rate(n) for t_ in [tree, *(m for _, m in _imported_trees(ws, r, file))] for n in ast.walk(t_)
+    ):
         del out["lr_default"]  # the code writes the rate into the param groups itself (a schedule, a Noam wrapper)
     for expr, line in _scaled_rate_sites(tree) if "lr" not in out else ():
         v = r.value(expr, _scope_at(r, tree, line), line)
