@@ -50,7 +50,7 @@ def test_yaml_llamafactory_style_with_overrides_and_deepspeed(tmp_path: Path) ->
         2e-5,
         "bf16",
         "instruction_finetuning",
-        4000,
+        4022.5,  # the known-models table (Qwen3-4B: 4.02 B)
     )
     assert md.framework[:2] == ["LLaMA-Factory", "HF Trainer"] and "DeepSpeed" in md.framework
 
@@ -120,14 +120,14 @@ def test_accelerate_config_file_sets_processes_distribution_and_is_overridden_by
 
 
 def test_a_checkpoint_loaded_as_a_causal_lm_is_a_decoder_with_its_stated_size(tmp_path: Path) -> None:
-    """A model id the table does not know (``vicuna-13b-v1.5``) loaded through a ``*ForCausalLM`` class: a decoder-only
+    """A model id the table does not know (``longchat-13b-16k``) loaded through a ``*ForCausalLM`` class: a decoder-only
     transformer of the size its name states; an id with no size token states none."""
     (tmp_path / "train.py").write_text(
         "import argparse\nfrom transformers import AutoTokenizer\nfrom mypkg.model import MyLlavaForCausalLM\n"
         "p = argparse.ArgumentParser()\np.add_argument('--model_name_or_path')\nargs = p.parse_args()\n"
         "model = MyLlavaForCausalLM.from_pretrained(args.model_name_or_path)\n"
     )
-    md = extract_metadata(tmp_path, "python train.py --model_name_or_path lmsys/vicuna-13b-v1.5")
+    md = extract_metadata(tmp_path, "python train.py --model_name_or_path lmsys/longchat-13b-16k")
     assert (md.model_type, md.params_millions) == ("decoder_only_transformer", 13000)
     none = extract_metadata(tmp_path, "python train.py --model_name_or_path lmsys/vicuna-v1.5")
     assert none.params_millions is None
