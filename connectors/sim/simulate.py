@@ -34,7 +34,7 @@ POLICIES: Final = ("fifo", "sjf-oracle", "qssf", "tiresias", "lucid", "sjf-sched
                     "lucid-schedmate-profiler")  # fmt: skip
 _NEEDS_ADVISOR: Final = frozenset({"sjf-schedmate", "lucid-schedmate", "sjf-schedmate-manual", "srtf-schedmate",
                                    "lucid-schedmate-profiler"})  # fmt: skip
-_AUTO_RECOVERY: Final = frozenset({"sjf-schedmate", "lucid-schedmate", "srtf-schedmate", "lucid-schedmate-profiler"})
+_AUTO_RECOVERY: Final = _NEEDS_ADVISOR - {"sjf-schedmate-manual"}  # the Failure Handler requeues for the others
 _PROFILED: Final = frozenset({"lucid", "lucid-schedmate-profiler"})  # Lucid's profiling nodes sit outside the cluster
 TRACKER_COVERAGE: Final = 0.5  # share of jobs whose log gives the Metric Tracker a total (see README, issue 11)
 TRACKER_WARMUP_S: Final = 300.0  # progress the tracker reads before it trusts a speed

@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from schedmate.agents.advisor.extract.budget import ExtractionCutError, charge_nodes, check_size, past_share
 from schedmate.agents.advisor.extract.config_sources import load_structured, nest_flat
+from schedmate.agents.advisor.extract.syntax import last_names
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Tensor, TextFile, Weight
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
@@ -133,8 +134,7 @@ _MATH: Final[dict[str, Callable[..., Any]]] = {
 
 def _is_property(fn: ast.FunctionDef) -> bool:
     """``@property`` / ``@cached_property`` (``functools.cached_property``) on a method."""
-    names = {d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "") for d in fn.decorator_list}
-    return bool(names & {"property", "cached_property"})
+    return bool(last_names(fn.decorator_list) & {"property", "cached_property"})
 
 
 def _is_number(v: Any) -> bool:
@@ -182,7 +182,7 @@ def _base_names(value: Any) -> set[str]:
     origin = value.origin if isinstance(value, Obj) else None
     if not (isinstance(origin, tuple) and len(origin) == 3 and isinstance(origin[1], ast.ClassDef)):
         return set()
-    return {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in origin[1].bases}
+    return last_names(origin[1].bases)
 
 
 class _Returned(Exception):  # noqa: N818 - control flow, not an error
@@ -794,7 +794,7 @@ class Evaluator:
             ):
                 static = self._member(target, name)  # `GPT.get_default_config()`: a static or class method
                 if static is not None and isinstance(static[1], ast.FunctionDef):
-                    kinds = {d.id for d in static[1].decorator_list if isinstance(d, ast.Name)}
+                    kinds = last_names(static[1].decorator_list)
                     if "staticmethod" in kinds:
                         return self._invoke(static, args, kwargs)
                     if "classmethod" in kinds:

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from schedmate.agents.advisor.extract.evaluator import Callee, Evaluator, builds_nothing, is_module_value
 from schedmate.agents.advisor.extract.known import known_model
+from schedmate.agents.advisor.extract.syntax import last_names
 from schedmate.agents.advisor.extract.torch_layers import torch_call
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Weight, namespace
 from schedmate.agents.advisor.extract.workspace import Workspace
@@ -491,10 +492,7 @@ class ParamCounter(Evaluator):
 
 def _is_record_class(node: ast.ClassDef) -> bool:
     """A class whose constructor takes its annotated fields: ``@dataclass`` or a ``NamedTuple``."""
-    decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list]
-    names = {d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "") for d in decorators}
-    bases = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases}
-    return "dataclass" in names or "NamedTuple" in bases
+    return "dataclass" in last_names(node.decorator_list) or "NamedTuple" in last_names(node.bases)
 
 
 def _graph(root: Obj, limit: int = 200_000) -> Iterator[Any]:

@@ -25,7 +25,7 @@ import ast
 import contextlib
 import operator
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeGuard
 
@@ -38,6 +38,7 @@ from schedmate.agents.advisor.extract.config_sources import (
     load_structured,
     nest_flat,
 )
+from schedmate.agents.advisor.extract.syntax import last_names
 from schedmate.agents.advisor.extract.workspace import Workspace
 
 __all__ = ["SPLIT_LOADER", "Use", "find_uses"]
@@ -523,7 +524,7 @@ class _Resolver:
         node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None) if tree else None
         if node is None:
             return None
-        bases = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases}
+        bases = last_names(node.bases)
         if not ("StrEnum" in bases or {"str", "Enum"} <= bases):
             return None
         for stmt in node.body:
@@ -769,7 +770,7 @@ def _writes_rate(node: ast.AST) -> TypeGuard[ast.Assign]:
     )
 
 
-def _schedule_names(trees: list[ast.AST]) -> set[str]:
+def _schedule_names(trees: Iterable[ast.AST]) -> set[str]:
     """Names whose items the training loop writes into the optimizer's rate (``param_group["lr"] =
     lr_schedule[it]``, also scaled by a per-group factor): precomputed per-step schedules."""
     names: set[str] = set()
@@ -1376,29 +1377,7 @@ def find_uses(
             if prev is None or rank > ranks.get(fieldname, 1) or (rank == ranks.get(fieldname, 1) and later):
                 out[fieldname] = Use(v, file, node.lineno, how)
                 ranks[fieldname] = rank
-    schedules = _schedule_names([tree])
-    if not schedules and _SCHEDULE_HINT.search(code):
-        schedules = _schedule_names([t for _, t in _imported_trees(ws, r, file)])  # the loop lives in an engine module
-    for expr, line in _schedule_sites(tree, schedules) if schedules else ():
-        v = r.value(expr, _scope_at(r, tree, line), line)
-        if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 10:
-            out["lr"] = Use(v, file, line, "the per-step schedule the loop writes into param_group['lr'] starts here")
-    if "lr_default" in out and any(
-        _writes_rate(n) for t_ in [tree, *(m for _, m in _imported_trees(ws, r, file))] for n in ast.walk(t_)
-    ):
-        del out["lr_default"]  # the code writes the rate into the param groups itself (a schedule, a Noam wrapper)
-    for expr, line in _scaled_rate_sites(tree) if "lr" not in out else ():
-        v = r.value(expr, _scope_at(r, tree, line), line)
-        if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 10:
-            out["lr"] = Use(v, file, line, "the rate the schedule writes into param_group['lr'], scaled by the batch")
-    rated = [
-        (r.value(expr, _scope_at(r, tree, line), line), line)
-        for expr, line in (_rate_attribute_sites(tree) if "lr" not in out else ())
-        if id(expr) not in dead
-    ]  # every live one must be told: one the code computes in a way we cannot follow may be the one that runs
-    if rated and all(isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 10 for v, _ in rated):
-        v, line = rated[-1]
-        out["lr"] = Use(v, file, line, "the entry script sets the module's learning_rate")
+    _rates_from_schedules(ws, r, tree, file, code, dead, out)
     for expr, line in _accumulation_sites(tree):
         v = r.value(expr, _scope_at(r, tree, line), line)
         if isinstance(v, int) and not isinstance(v, bool) and v > 0 and "grad_accum" not in out:
@@ -1447,6 +1426,47 @@ def find_uses(
         if all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) and "epochs" not in out:
             out["epochs"] = Use(bounds[1] - bounds[0], file, line, "for epoch in range()")
     return out
+
+
+def _plausible_rate(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 10
+
+
+def _rates_from_schedules(
+    ws: Workspace, r: _Resolver, tree: ast.Module, file: str, code: str, dead: set[int], out: dict[str, Use]
+) -> None:
+    """The rate in effect where the code sets it beside the optimizer: a per-step schedule written into
+    ``param_group["lr"]`` (its base wins over the optimizer's), a batch-scaled base in a schedule function, the
+    module's ``learning_rate`` set by the entry script; torch's default rate only where the code writes none."""
+    imported: list[ast.Module] | None = None
+
+    def engine_trees() -> list[ast.Module]:  # the modules the entry imports (read once, only when needed)
+        nonlocal imported
+        if imported is None:
+            imported = [t for _, t in _imported_trees(ws, r, file)]
+        return imported
+
+    schedules = _schedule_names([tree])
+    if not schedules and _SCHEDULE_HINT.search(code):
+        schedules = _schedule_names(engine_trees())  # the loop lives in an engine module
+    for expr, line in _schedule_sites(tree, schedules) if schedules else ():
+        v = r.value(expr, _scope_at(r, tree, line), line)
+        if _plausible_rate(v):
+            out["lr"] = Use(v, file, line, "the per-step schedule the loop writes into param_group['lr'] starts here")
+    if "lr_default" in out and any(_writes_rate(n) for t in [tree, *engine_trees()] for n in ast.walk(t)):
+        del out["lr_default"]  # the code writes the rate into the param groups itself (a schedule, a Noam wrapper)
+    for expr, line in _scaled_rate_sites(tree) if "lr" not in out else ():
+        v = r.value(expr, _scope_at(r, tree, line), line)
+        if _plausible_rate(v):
+            out["lr"] = Use(v, file, line, "the rate the schedule writes into param_group['lr'], scaled by the batch")
+    rated = [
+        (r.value(expr, _scope_at(r, tree, line), line), line)
+        for expr, line in (_rate_attribute_sites(tree) if "lr" not in out else ())
+        if id(expr) not in dead
+    ]  # every live one must be told: one the code computes in a way we cannot follow may be the one that runs
+    if rated and all(_plausible_rate(v) for v, _ in rated):
+        v, line = rated[-1]
+        out["lr"] = Use(v, file, line, "the entry script sets the module's learning_rate")
 
 
 def _scope_at(r: _Resolver, tree: ast.Module, line: int) -> _Scope:

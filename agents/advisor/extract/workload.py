@@ -547,7 +547,9 @@ def _registered_builder(ws: Workspace, name: str) -> str | None:
     pattern = re.compile(rf"^@(?:\w+\.)*register_model\b[^\n]*\n(?:@[^\n]*\n)*def {re.escape(name)}\(", re.M)
     reads = 0
     for file in ws.files((".py",)):
-        if not _MODEL_FILE.search(file) or reads >= 120:
+        if reads >= 120:
+            break
+        if not _MODEL_FILE.search(file):
             continue
         reads += 1
         text = ws.read_text_or_none(file)
