@@ -106,7 +106,7 @@ async def test_two_workers_one_killed_no_chunk_lost_or_double_counted(
     a = workers.start()
     workers.start()
     jobs = [f"job-{i}" for i in range(8)]
-    per_job = 1200
+    per_job = 1600
     seqs = dict.fromkeys(jobs, 0)
     sent = dict.fromkeys(jobs, 0)
 
@@ -120,16 +120,22 @@ async def test_two_workers_one_killed_no_chunk_lost_or_double_counted(
             sent[j] += n_lines
         await produce(broker.bootstrap, CHUNKS, batch)
 
-    # first half, give both workers time to join and emit
-    for _ in range(6):
-        await send_round(100)
-        await asyncio.sleep(0.5)
-    first = await collect(broker.bootstrap, METRICS.name, lambda m: len({x.worker for x in metrics_of(m)}) >= 2, 45)
-    assert len({x.worker for x in metrics_of(first)}) >= 2, "both workers should own partitions"
+    def two_workers(m: list[tuple[int, int, Any, Any]]) -> bool:
+        return len({x.worker for x in metrics_of(m)}) >= 2
+
+    # first part: keep the stream flowing until both workers have emitted. A worker that joins after the
+    # other has consumed everything owns partitions but has nothing to report, so the stream must not stop.
+    first: list[tuple[int, int, Any, Any]] = []
+    for _ in range(32):  # at most 800 lines per job, about 100 s
+        await send_round(25)
+        first = await collect(broker.bootstrap, METRICS.name, two_workers, 3)
+        if two_workers(first):
+            break
+    assert two_workers(first), "both workers should own partitions"
     a.send_signal(signal.SIGKILL)
     a.wait()
-    for _ in range(6):
-        await send_round(100)
+    while (rest := per_job - sent[jobs[0]]) > 0:
+        await send_round(min(100, rest))
         await asyncio.sleep(0.2)
     assert all(v == per_job for v in sent.values())
 
