@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from schedmate.connectors.exceptions import TraceError
 from schedmate.connectors.sim.cluster import Allocation, Cluster
-from schedmate.connectors.sim.engine import Faults, SimJob, Simulation
+from schedmate.connectors.sim.engine import Faults, JobResult, SimJob, Simulation
 from schedmate.connectors.sim.estimators import AdvisorEstimator, HistoryEstimator, OracleEstimator
 from schedmate.connectors.sim.interference import Interference
 from schedmate.connectors.sim.policies import Lucid, Recovery, Srtf, Tiresias, fifo, sjf
@@ -65,6 +65,10 @@ def _policy(name: str, seed: int):  # type: ignore[no-untyped-def]
         return Lucid(name, HistoryEstimator(), lambda j: float(j.info["util_true"]), Interference(seed), evict=True,
                      known_util=lambda j: float(j.info["util_true"]) if j.idx % 2 else None,
                      evict_below=1.3, measure_s=50.0)  # fmt: skip
+    if name == "lucid-trial":  # no profiler: new jobs run a trial on a running job's GPUs while the cluster is full
+        return Lucid(name, HistoryEstimator(), lambda j: float(j.info["util_true"]), Interference(seed), evict=True,
+                     known_util=lambda j: float(j.info["util_true"]) if j.idx % 3 else None, trial_s=30.0,
+                     evict_below=1.3, measure_s=50.0)  # fmt: skip
     return Lucid(name, HistoryEstimator(), lambda j: float(j.info["util_true"]), Interference(seed), evict=True,
                  profiler=Cluster(1, 8), profile_s=40.0,
                  evict_below=1.3, measure_s=50.0)  # fmt: skip
@@ -81,8 +85,17 @@ _faults = st.lists(st.tuples(st.integers(0, 8000), st.integers(0, 3)), max_size=
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(
+    faults=[(1, 0)],
+    auto=False,
+    jobs=[(0, 0, 1, 5), (0, 0, 1, 5), (0, 2, 1, 5), (0, 18, 16, 5), (519, 0, 16, 5)],
+    policy="tiresias",
+    nodes=2,
+    seed=0,
+)  # fmt: skip  (found: a job back after its failure was put on a past timer)
 @given(faults=_faults, auto=st.booleans(), jobs=_jobs,
-       policy=st.sampled_from(["fifo", "sjf-oracle", "qssf", "tiresias", "lucid", "lucid-advised", "srtf"]),
+       policy=st.sampled_from(["fifo", "sjf-oracle", "qssf", "tiresias", "lucid", "lucid-advised", "lucid-trial",
+                               "srtf"]),
        nodes=st.integers(2, 4),
        seed=st.integers(0, 3))  # fmt: skip
 def test_simulated_jobs_never_overbook_gpus_and_each_finishes_once_no_sooner_than_its_duration(
@@ -161,6 +174,33 @@ def test_lucid_without_a_profiler_packs_by_known_or_worst_case_utilisation() -> 
     assert run(util, {"host": None, "guest": 50.0, "later": 90.0})["guest"] == 400.0  # host measured at 300 s
     busy = {"host": 50.0, "guest": 50.0, "later": 90.0}
     assert run(busy, {"host": 50.0, "guest": None, "later": 90.0})["guest"] >= 1000.0  # unknown guest: 100 + 50
+
+
+def test_lucid_trial_finishes_a_crashing_job_while_the_cluster_is_full_and_requeues_a_long_one() -> None:
+    """One GPU, held by "host" (1,000 s). "crash" (60 s: it dies early) and then "long" (500 s) arrive; nobody's
+    utilisation is known, so nothing packs. Without trials both wait for "host". With 180 s trials on the busy GPU,
+    "crash" ends within its trial; "long" runs its trial once "crash" has left, is put back in the queue without a
+    restore charge, and finishes after "host"; "host" runs slower while it shares its GPU."""
+
+    def run(trial_s: float) -> tuple[dict[str, JobResult], Simulation]:
+        jobs = [TraceJob("host", 0.0, 1000.0, 1), TraceJob("crash", 10.0, 60.0, 1), TraceJob("long", 20.0, 500.0, 1)]
+        pol = Lucid("lucid-trial", HistoryEstimator(), lambda j: float(j.info["util_true"]), Interference(0),
+                    known_util=lambda j: None, trial_s=trial_s)  # fmt: skip
+        sim = Simulation(jobs, Cluster(1, 1), pol)
+        for job in sim.jobs:
+            job.info.update(util_true=90.0, status="completed", workload="w")  # too busy to pack once measured
+        return {r.job_id: r for r in sim.run()}, sim
+
+    plain, _ = run(0.0)
+    assert plain["host"].end_s == 1000.0 and min(plain["crash"].start_s, plain["long"].start_s) >= 1000.0
+    tried, sim = run(180.0)
+    crash, long, host = tried["crash"], tried["long"], tried["host"]
+    assert crash.start_s == 10.0 and crash.end_s < 10.0 + 180.0 / 0.5  # done during its trial
+    assert crash.end_s <= long.start_s < 1000.0  # the trial waited for a free host, then ran
+    assert long.preemptions == 0 and long.end_s > host.end_s  # back in the queue, no restore charged
+    assert host.end_s > 1000.0  # slowed while it shared its GPU
+    assert all(j.info.get("tried") for j in sim.jobs if j.trace.job_id != "host")
+    assert long.jct_s >= long.duration_s
 
 
 class _Told:

@@ -159,6 +159,8 @@ class Simulation:
 
     # --- actions a policy takes -------------------------------------------------------------------
     def _push(self, t: float, kind: int, job: SimJob, tag: str = "") -> None:
+        if t < self.now:
+            raise AssertionError(f"an event for job {job.trace.job_id} at {t:.1f} s, before now ({self.now:.1f} s)")
         self._seq += 1
         heapq.heappush(self._events, (t, kind, self._seq, job.idx, job.version, tag))
 

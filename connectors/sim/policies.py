@@ -13,6 +13,7 @@ import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Final, Protocol
 
 if TYPE_CHECKING:
@@ -226,9 +227,13 @@ class Tiresias(Policy):
         self._running_low: dict[int, SimJob] = {}
 
     def on_arrival(self, job: SimJob) -> None:
-        """New jobs have attained nothing: high queue."""
+        """New jobs have attained nothing: high queue; a job back after a failure keeps the queue its service says."""
         job.priority = job.submit_s
-        self._high.push(job)
+        if job.info.get("low") or job.attained_gpu_s >= self.threshold:
+            job.info["low"] = True
+            self._low.push(job)
+        else:
+            self._high.push(job)
 
     def on_finish(self, job: SimJob) -> None:
         """Forget the job."""
@@ -246,10 +251,11 @@ class Tiresias(Policy):
 
     def _start(self, job: SimJob) -> None:
         self.sim.start(job)
-        if job.info.get("low"):
+        left = self.threshold - job.attained(self.sim.now)
+        if job.info.get("low") or left <= 0:
+            job.info["low"] = True
             self._running_low[job.idx] = job
         else:
-            left = self.threshold - job.attained(self.sim.now)
             self.sim.timer(job, self.sim.now + left / max(job.gpus, 1), "demote")
 
     def schedule(self) -> None:
@@ -457,7 +463,9 @@ class Lucid(_Estimated):
 
     With ``known_util`` instead of a profiler (SchedMate): a job's utilisation is what the Advisor expects from
     similar past jobs; a job it has none for counts as fully busy (100 %: it packs only with nearly idle jobs) until
-    it has run ``measure_s`` seconds, when its GPUs' NVML samples tell (``profile``)."""
+    it has run ``measure_s`` seconds, when its GPUs' NVML samples tell (``profile``). With ``trial_s``, a new job
+    of at most one node that waits while the cluster is full first runs a trial of ``trial_s`` seconds of work on
+    the GPUs of a running job of its GPU count (see :meth:`_trials`)."""
 
     def __init__(
         self,
@@ -473,9 +481,12 @@ class Lucid(_Estimated):
         profiler: Cluster | None = None,
         profile_s: float = 180.0,
         known_util: Callable[[SimJob], float | None] | None = None,
+        trial_s: float = 0.0,
     ) -> None:
         super().__init__()
         self.known_util = known_util
+        self.trial_s = trial_s
+        self._untried: dict[int, deque[SimJob]] = {}  # GPU count → new jobs waiting for a trial, in arrival order
         self.profiler = profiler
         self.profile_s = profile_s
         self._profq: deque[SimJob] = deque()
@@ -503,6 +514,8 @@ class Lucid(_Estimated):
             self._profq.append(job)
         else:
             self._queue.push(job)
+            if self.trial_s > 0 and not job.info.get("tried") and job.gpus <= self.sim.cluster.per_node:
+                self._untried.setdefault(job.gpus, deque()).append(job)
 
     def on_finish(self, job: SimJob) -> None:
         """Teach the estimator; the job no longer hosts (nor profiles)."""
@@ -514,7 +527,8 @@ class Lucid(_Estimated):
         self._hosts.get(job.gpus, {}).pop(job.idx, None)
 
     def on_unpacked(self, job: SimJob, now: float) -> None:
-        """Alone again: full speed, and it may host another job."""
+        """Alone again: full speed, and it may host another job (a job on trial whose host ended keeps running)."""
+        job.info.pop("trial", None)
         self.sim.set_rate(job, 1.0)
         self._hosts.setdefault(job.gpus, {})[job.idx] = job
 
@@ -526,6 +540,12 @@ class Lucid(_Estimated):
             if alloc is not None and alloc.owner is self.profiler:
                 self.sim.preempt(job, overhead=False)
                 job.info["profiled"] = True
+                self._queue.push(job)
+            return
+        if tag == "trial":
+            if alloc is not None and job.info.pop("trial", None):
+                self.sim.preempt(job, overhead=False)  # like profiling: a trial restarts, it pays no restore
+                self._measure(job)
                 self._queue.push(job)
             return
         if tag != "measure" or alloc is None or len(alloc.jobs) != 2:
@@ -556,6 +576,7 @@ class Lucid(_Estimated):
                 if not job.info.get("no_pack"):
                     self._hosts.setdefault(job.gpus, {})[job.idx] = job
                 continue
+            self._trials()  # new jobs try first: a short or crashing one is done before it would pack
             idx = queue.best(lambda g: bool(self._hosts.get(g)))
             if idx is None:
                 return
@@ -573,6 +594,34 @@ class Lucid(_Estimated):
             if self.evict:
                 sim.timer(job, sim.now + self.measure_s, "measure")
 
+    def _trials(self) -> None:
+        """The cluster is full: new jobs the queue holds back run a short trial (``trial_s``) on the GPUs of a running
+        job of the same GPU count, the least busy one, and join the queue after it — a job that ends meanwhile (an
+        early crash, a short run) is done. Lucid's profiler does this on reserved nodes; a trial shares GPUs
+        instead, so no GPU is set aside while the cluster is busy."""
+        sim = self.sim
+        for gpus, untried in self._untried.items():
+            hosts = self._hosts.get(gpus)
+            while untried and hosts:
+                job = untried.popleft()
+                if job.start_s is not None or job.idx not in self._queue:  # it ran already, or left the queue
+                    continue
+                host = min(islice(hosts.values(), 64), key=lambda h: (h.info["util"], h.idx))
+                job.info["tried"] = job.info["trial"] = True
+                self._queue.remove(job.idx)
+                del hosts[host.idx]
+                assert host.alloc is not None
+                sim.start(job, host.alloc)
+                speed_job, speed_host = self.interference.speeds(job, host)
+                sim.set_rate(job, speed_job)
+                sim.set_rate(host, speed_host)
+                sim.timer(job, sim.now + self.trial_s / job.rate, "trial")  # trial_s of work at the shared speed
+
+    def _measure(self, job: SimJob) -> None:
+        if job.info.get("util_unknown"):
+            job.info["util"] = self.profile(job)
+            job.info["util_unknown"] = False
+
     def _pick_host(self, job: SimJob) -> SimJob | None:
         hosts = self._hosts.get(job.gpus)
         if not hosts:
@@ -584,8 +633,7 @@ class Lucid(_Estimated):
             if host.info.get("no_pack"):
                 continue
             if host.info.get("util_unknown") and self.sim.now - host.run_since_s >= self.measure_s:
-                host.info["util"] = self.profile(host)  # it has run long enough for its GPUs' samples to tell
-                host.info["util_unknown"] = False
+                self._measure(host)  # it has run long enough for its GPUs' samples to tell
             if util + host.info["util"] <= self.pack_util_max and job.priority <= 2 * host.priority:
                 return host
         return None

@@ -27,15 +27,17 @@ from schedmate.connectors.sim.workloads import Assignment, Catalogue, attach
 if TYPE_CHECKING:
     from schedmate.agents.ml.embeddings import Embedder
 
-__all__ = ["POLICIES", "PolicyResult", "Report", "simulate"]
+__all__ = ["NEEDS_ADVISOR", "POLICIES", "PolicyResult", "Report", "simulate"]
 
 POLICIES: Final = ("fifo", "sjf-oracle", "qssf", "tiresias", "lucid", "sjf-schedmate", "lucid-schedmate",
                     "sjf-schedmate-manual", "srtf-oracle", "srtf-qssf", "srtf-schedmate",
                     "lucid-schedmate-profiler")  # fmt: skip
-_NEEDS_ADVISOR: Final = frozenset({"sjf-schedmate", "lucid-schedmate", "sjf-schedmate-manual", "srtf-schedmate",
-                                   "lucid-schedmate-profiler"})  # fmt: skip
-_AUTO_RECOVERY: Final = _NEEDS_ADVISOR - {"sjf-schedmate-manual"}  # the Failure Handler requeues for the others
+# the policies that ask the Advisor (its extraction and embeddings)
+NEEDS_ADVISOR: Final = frozenset({"sjf-schedmate", "lucid-schedmate", "sjf-schedmate-manual", "srtf-schedmate",
+                                  "lucid-schedmate-profiler"})  # fmt: skip
+_AUTO_RECOVERY: Final = NEEDS_ADVISOR - {"sjf-schedmate-manual"}  # the Failure Handler requeues for the others
 _PROFILED: Final = frozenset({"lucid", "lucid-schedmate-profiler"})  # Lucid's profiling nodes sit outside the cluster
+_TRIAL_S: Final = 180.0  # lucid-schedmate's trial of a new job on shared GPUs: as long as Lucid's profiling
 TRACKER_COVERAGE: Final = 0.5  # share of jobs whose log gives the Metric Tracker a total (see README, issue 11)
 TRACKER_WARMUP_S: Final = 300.0  # progress the tracker reads before it trusts a speed
 
@@ -148,7 +150,7 @@ def simulate(
         faults = Faults.poisson(nodes, horizon, node_mtbf_days, seed, **(fault_kw or {}))
     recovery = recovery or Recovery(seed=seed)
     advisor: AdvisorEstimator | None = None
-    if _NEEDS_ADVISOR & set(policies):
+    if NEEDS_ADVISOR & set(policies):
         workloads = {a.workload.key: a.workload for a in assignments}
         tick = progress("advisor: extracting workloads", len(workloads), 0) if progress else None
         advisor = AdvisorEstimator(workloads, embedder, progress=tick)
@@ -242,7 +244,8 @@ def _policy(name: str, advisor: AdvisorEstimator | None, seed: int, profiler: Cl
         return Srtf(name, fresh, tracked_remaining)
     if name == "lucid-schedmate-profiler":  # the Advisor's durations and the tracker's eviction, Lucid's profiler kept
         return Lucid(name, fresh, _profiled_util, Interference(seed), evict=True, profiler=profiler)
-    return Lucid(name, fresh, _profiled_util, Interference(seed), evict=True, known_util=_advised_util)
+    return Lucid(name, fresh, _profiled_util, Interference(seed), evict=True, known_util=_advised_util,
+                 trial_s=_TRIAL_S)  # fmt: skip
 
 
 def _advised_util(job: Any) -> float | None:

@@ -103,7 +103,7 @@ def simulate(
 
     from schedmate.connectors.sim.policies import Recovery  # noqa: PLC0415
     from schedmate.connectors.sim.report import HEADER, table_rows, write_report  # noqa: PLC0415
-    from schedmate.connectors.sim.simulate import POLICIES  # noqa: PLC0415
+    from schedmate.connectors.sim.simulate import NEEDS_ADVISOR, POLICIES  # noqa: PLC0415
     from schedmate.connectors.sim.simulate import simulate as run_policies  # noqa: PLC0415
     from schedmate.connectors.sim.trace import load_trace  # noqa: PLC0415
 
@@ -119,7 +119,7 @@ def simulate(
         loaded = load_trace(trace).head(jobs)
         size = gpus or default_gpus([(j.submit_s, j.duration_s, j.gpus) for j in loaded.jobs], gpus_per_node)
         embedder = None
-        if any(p.endswith("-schedmate") for p in names):
+        if NEEDS_ADVISOR & set(names):  # (every SchedMate policy, not only the names ending in -schedmate)
             from schedmate.agents.ml.embeddings import Embedder  # noqa: PLC0415
 
             embedder = Embedder(s.embedding_model, s.embedding_backend)
