@@ -16,7 +16,7 @@ from schedmate.agents.advisor.extract.identity import canonical_dataset, model_t
 from schedmate.agents.advisor.extract.known import known_model
 from schedmate.agents.advisor.extract.metadata import extract_metadata
 from schedmate.agents.advisor.facets import embed_metadata, vector_dim
-from schedmate.agents.advisor.history import History, HistoryMatch, Outcome
+from schedmate.agents.advisor.history import History, HistoryMatch, Outcome, outcome_recorded
 from schedmate.agents.advisor.trace_import import TraceFormatError, import_csv
 from schedmate.agents.advisor.version_cache import VersionCache
 from schedmate.agents.ml import lance
@@ -54,6 +54,18 @@ def test_history_upserts_are_idempotent_and_search_filters(tmp_path: Path) -> No
     reopened = History(tmp_path, dim=4)  # a restart: everything comes back from disk
     assert reopened.get("a") == {**row, "_distance": row.get("_distance")} or reopened.get("a")["duration_s"] == 250.0  # type: ignore[index]
     assert [m.outcome.job_id for m in reopened.similar(np.array([1.0, 0, 0, 0]), threshold=0.9)] == ["a"]
+
+
+def test_outcome_recorded_tells_another_process_when_a_job_has_its_outcome(tmp_path: Path) -> None:
+    """What the demo waits on before it resubmits: no table, a pending row and another job's outcome say no; the
+    job's own outcome, written by another History object (the worker's), says yes."""
+    assert not outcome_recorded(tmp_path, "a")
+    h = History(tmp_path, dim=4)
+    h.upsert([{"job_id": "a", "user": "u", "vector": [1, 0, 0, 0], "submit_ts": 100.0}])
+    h.record_outcome("b", "completed", 50.0)
+    assert not outcome_recorded(tmp_path, "a")
+    h.record_outcome("a", "failed", 400.0)
+    assert outcome_recorded(tmp_path, "a") and not outcome_recorded(tmp_path, "a' OR '1'='1")
 
 
 def _rss_mb() -> float:

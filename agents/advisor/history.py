@@ -26,7 +26,7 @@ import pyarrow as pa
 from schedmate.agents.exceptions import StoreError
 from schedmate.agents.ml.lance import connect
 
-__all__ = ["FINISHED", "GroupSummary", "History", "HistoryMatch", "Outcome", "repair"]
+__all__ = ["FINISHED", "GroupSummary", "History", "HistoryMatch", "Outcome", "outcome_recorded", "repair"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -162,6 +162,19 @@ def repair(path: Path) -> str:
     aside = folder.with_name(f"{folder.name}.damaged-{int(time.time())}")
     folder.rename(aside)
     return f"no readable version: moved the damaged table to {aside}; a new, empty history starts there"
+
+
+def outcome_recorded(path: Path, job_id: str) -> bool:
+    """Whether the history at ``path`` holds ``job_id``'s outcome yet (read only: from a process beside the worker
+    that writes it; False while there is no history table)."""
+    if not (path / f"{_TABLE}.lance").exists():
+        return False
+    try:
+        table = connect(path).open_table(_TABLE)
+        rows = table.search().where(f"job_id = {_sql(job_id)}").limit(1).to_list()
+    except (RuntimeError, OSError, ValueError):
+        return False
+    return bool(rows) and rows[0].get("status") in FINISHED
 
 
 def _sql(value: str) -> str:

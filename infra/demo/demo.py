@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from schedmate.agents.advisor.history import outcome_recorded
 from schedmate.connectors.publisher import Publisher
 from schedmate.connectors.runner import new_job_id, run_job
 from schedmate.connectors.subscriber import Subscriber
@@ -230,6 +231,16 @@ def _sbatch(cluster: SlurmCluster, job: DemoJob, demo_dir: Path, n: int) -> str:
     return out.stdout.strip().split(";")[0]
 
 
+async def _recorded(cs: Settings, job_id: str, limit_s: float = 60.0) -> None:
+    """Wait until the worker's history writer has recorded ``job_id``'s outcome (a resubmission's estimate draws on
+    it), at most ``limit_s``: a fixed pause lost that race on a loaded machine."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if await asyncio.to_thread(outcome_recorded, cs.store_dir, job_id):
+            return
+        await asyncio.sleep(0.5)
+
+
 async def _run_slurm(
     cs: Settings, rows: list[_Row], jobs: tuple[DemoJob, ...], demo_dir: Path, watcher: asyncio.Task[None]
 ) -> None:
@@ -258,7 +269,7 @@ async def _run_slurm(
 
         first = [await submit(job, row, i) for i, (job, row) in enumerate(zip(jobs, rows, strict=False))]
         await asyncio.gather(*(ended(r) for r in first))
-        await asyncio.sleep(2.0)  # the history writer records the outcomes; then the same job again
+        await _recorded(cs, first[0].job_id)  # the history holds the first run; then the same job again
         await ended(await submit(jobs[0], rows[-1], 0))  # the same folder and command: a resubmission
         for r in rows:  # the log as Slurm wrote it, for the summary's line count
             for out in (demo_dir / "slurm-jobs").glob(f"*/out-{r.job_id.removeprefix('slurm-')}.log"):
@@ -304,7 +315,7 @@ async def run_demo(
                 await _run_slurm(cs, rows, jobs, demo_dir, watcher)
             else:
                 await asyncio.gather(*(_run(pub, r, job, demo_dir) for r, job in zip(rows[:-1], jobs, strict=True)))
-                await asyncio.sleep(2.0)  # the history writer records the outcomes; then the same job again
+                await _recorded(cs, rows[0].job_id)  # the history holds the first run; then the same job again
                 await _run(pub, rows[-1], jobs[0], demo_dir)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(watcher, settle_timeout_s)
