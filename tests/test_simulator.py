@@ -292,6 +292,8 @@ def test_every_policy_runs_and_the_run_is_reproducible() -> None:
     assert faulty.as_dict() == simulate(trace, names, gpus=16, seed=1, failures=True, node_mtbf_days=0.5).as_dict()
     assert faulty.policies["sjf-schedmate"].extra["drains"] > 0
     assert faulty.policies["sjf-schedmate-manual"].extra["drains"] == 0
+    trials = faulty.policies["lucid-schedmate"].extra  # the contended trace gives new jobs trials; some end in one
+    assert trials["trials"] >= trials["ended_in_trial"] > 0 and "trials" not in faulty.policies["lucid"].extra
     assert set(a["policies"]) == set(POLICIES)
     for name, figures in a["policies"].items():
         assert figures["jobs"] == len(trace.jobs)

@@ -487,6 +487,7 @@ class Lucid(_Estimated):
         self.known_util = known_util
         self.trial_s = trial_s
         self._untried: dict[int, deque[SimJob]] = {}  # GPU count → new jobs waiting for a trial, in arrival order
+        self.ended_in_trial = 0  # jobs that ended during their trial (short runs, early crashes)
         self.profiler = profiler
         self.profile_s = profile_s
         self._profq: deque[SimJob] = deque()
@@ -519,6 +520,8 @@ class Lucid(_Estimated):
 
     def on_finish(self, job: SimJob) -> None:
         """Teach the estimator; the job no longer hosts (nor profiles)."""
+        if job.info.get("trial"):
+            self.ended_in_trial += 1
         self._learn(job)
         self._hosts.get(job.gpus, {}).pop(job.idx, None)
 

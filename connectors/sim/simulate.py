@@ -169,6 +169,8 @@ def simulate(
         extra = _estimate_quality(sim) | _long_jobs(results)
         if isinstance(policy, (Srtf, Tiresias)):
             extra["preemptions"] = sum(r.preemptions for r in results)
+        if isinstance(policy, Lucid) and policy.trial_s > 0:
+            extra.update(trials=sum(1 for j in sim.jobs if j.info.get("tried")), ended_in_trial=policy.ended_in_trial)
         if faults is not None:
             extra.update(node_faults=sim.fault_count, drains=sim.drains,
                          job_failures=sum(r.failures for r in results))  # fmt: skip
