@@ -16,7 +16,8 @@ from schedmate.schemas.exceptions import SchedMateError
 __all__ = ["simulate"]
 
 _POLICY_HELP = (
-    "Comma-separated: fifo, sjf-oracle, qssf, tiresias, lucid, sjf-schedmate, lucid-schedmate, "
+    "Comma-separated: fifo, sjf-oracle, qssf, tiresias, lucid, sjf-schedmate, lucid-schedmate (no profiling "
+    "nodes: utilisations from the Advisor, new jobs' trials on shared GPUs), "
     "sjf-schedmate-manual (SchedMate's estimates, failures left to users), lucid-schedmate-profiler (Lucid's "
     "profiling nodes kept), and the preemptive srtf-oracle (a "
     "bound), srtf-qssf and srtf-schedmate (shortest remaining service first; SchedMate's reads the remaining time "
