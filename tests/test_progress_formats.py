@@ -111,6 +111,15 @@ def test_open_corpus_stays_right() -> None:
     assert out["category_accuracy"] >= 0.9 and out["infra_f1"] >= 0.9
 
 
+def test_a_set_without_infrastructure_failures_has_no_infrastructure_f1() -> None:
+    """A labelled set with no infrastructure failure (sealed3: user_script and other) reports infrastructure
+    precision, recall and F1 as undefined (None, "n/a" in the table), not as 0.0 beside a 100 % category accuracy."""
+    out = asyncio.run(evaluate_failures(CORPUS.parent / "sealed3" / "failures.jsonl"))
+    assert {r["want"]["category"] for r in out["results"]} <= {"user_script", "other", "framework"}
+    assert (out["infra_precision"], out["infra_recall"], out["infra_f1"]) == (None, None, None)
+    assert out["category_accuracy"] > 0
+
+
 def test_keras_bars_windowed_losses_and_epoch_led_counters() -> None:
     """A Keras bar that has not moved yet still counts; a moving-average loss yields to the step's loss; a
     counter printed right after its epoch index counts that epoch's batches (global step derived at once)."""

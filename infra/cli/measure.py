@@ -62,10 +62,11 @@ def eval_diagnose(
     _verdicts([
         (r["line_ok"] and r["category_ok"], r["id"], f" got {r['got']} want {r['want']}") for r in out["results"]
     ])  # fmt: skip
+    keys = ("infra_precision", "infra_recall", "infra_f1")
+    prf = "/".join("n/a" if out[k] is None else f"{out[k]:.3f}" for k in keys)
     typer.echo(
         f"root-cause line ±3: {out['line_within_tolerance']:.1%}  category accuracy: {out['category_accuracy']:.1%}  "
-        f"infrastructure P/R/F1: {out['infra_precision']:.3f}/{out['infra_recall']:.3f}/{out['infra_f1']:.3f}"
-        + (f"  llm: {out['llm']}" if out["llm"] else "  (no LLM)")
+        f"infrastructure P/R/F1: {prf}" + (f"  llm: {out['llm']}" if out["llm"] else "  (no LLM)")
     )
 
 

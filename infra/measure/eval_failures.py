@@ -15,10 +15,15 @@ from schedmate.infra.measure.eval_metrics import labelled_rows
 __all__ = ["evaluate_failures"]
 
 
-def _f1(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
-    p = tp / (tp + fp) if tp + fp else 0.0
-    r = tp / (tp + fn) if tp + fn else 0.0
-    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+def _f1(tp: int, fp: int, fn: int) -> tuple[float | None, float | None, float | None]:
+    """Precision, recall and F1 of the infrastructure class; None where undefined (a set with no infrastructure
+    failure, labelled or said, has no infrastructure F1 — not an F1 of 0)."""
+    p = tp / (tp + fp) if tp + fp else None
+    r = tp / (tp + fn) if tp + fn else None
+    if p is None and r is None:
+        return None, None, None
+    pp, rr = p or 0.0, r or 0.0
+    return p, r, (2 * pp * rr / (pp + rr) if pp + rr else 0.0)
 
 
 async def evaluate_failures(
