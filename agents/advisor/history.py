@@ -170,15 +170,19 @@ def outcome_recorded(path: Path, job_id: str) -> bool:
     if not (path / f"{_TABLE}.lance").exists():
         return False
     try:
-        table = connect(path).open_table(_TABLE)
-        rows = table.search().where(f"job_id = {_sql(job_id)}").limit(1).to_list()
+        row = _row_of(connect(path).open_table(_TABLE), job_id)
     except (RuntimeError, OSError, ValueError):
         return False
-    return bool(rows) and rows[0].get("status") in FINISHED
+    return row is not None and row.get("status") in FINISHED
 
 
 def _sql(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
+
+
+def _row_of(table: Any, job_id: str) -> dict[str, Any] | None:
+    rows = table.search().where(f"job_id = {_sql(job_id)}").limit(1).to_list()
+    return rows[0] if rows else None
 
 
 class History:
@@ -349,8 +353,7 @@ class History:
     def get(self, job_id: str) -> dict[str, Any] | None:
         """The row of a job, or None."""
         with self._lock:
-            rows = self._table.search().where(f"job_id = {_sql(job_id)}").limit(1).to_list()
-        return rows[0] if rows else None
+            return _row_of(self._table, job_id)
 
     @_guarded
     def count(self, status: str | None = None) -> int:

@@ -251,11 +251,10 @@ class Tiresias(Policy):
 
     def _start(self, job: SimJob) -> None:
         self.sim.start(job)
-        left = self.threshold - job.attained(self.sim.now)
-        if job.info.get("low") or left <= 0:
-            job.info["low"] = True
+        if job.info.get("low"):  # (on_arrival sends a job past the threshold to the low queue)
             self._running_low[job.idx] = job
         else:
+            left = self.threshold - job.attained(self.sim.now)
             self.sim.timer(job, self.sim.now + left / max(job.gpus, 1), "demote")
 
     def schedule(self) -> None:
