@@ -379,3 +379,15 @@ def test_openmmlab_config_models_by_backbone_depth_detector_and_decode_head(tmp_
     assert (det.model_name, det.params_millions) == ("FasterRCNN (ResNet-101)", None)
     seg = extract_metadata(tmp_path, "python train.py configs/seg.py")
     assert (seg.model_name, seg.params_millions, seg.model_type) == ("SegFormer (mit_b2)", None, "vision_transformer")
+
+
+def test_a_text_repeated_in_one_batch_is_encoded_once(embedder: Embedder) -> None:
+    """Metadata facets repeat (one model, task and dataset over many variants): each distinct text goes through the
+    model once and every row still gets its own text's vector, as if encoded alone."""
+    texts = ["model name: ResNet-50", "dataset: ImageNet-1k", "model name: ResNet-50", "task: classification"]
+    before = embedder.encoded
+    v = embedder.encode(texts)
+    assert v.shape[0] == 4 and embedder.encoded - before == 3
+    assert np.array_equal(v[0], v[2]) and not np.allclose(v[0], v[1])
+    alone = embedder.encode(["dataset: ImageNet-1k"])[0]
+    assert np.allclose(v[1], alone, atol=1e-5)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 from schedmate.agents.advisor.extract.metadata import extract_metadata
+from schedmate.agents.advisor.extract.syntax import parse, walk
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -570,3 +572,20 @@ def test_a_loader_helper_named_for_its_split_and_an_n_gpu_flag(tmp_path: Path) -
     batch; `--n_gpu 4` given to a script that spawns its own DDP workers is its GPU count."""
     meta = extract_metadata(write(tmp_path, HELPER_LOADERS), "python main.py --n_gpu 4")
     assert (meta.batch_size_per_device, meta.global_batch_size, meta.num_gpus, meta.distributed) == (32, 128, 4, "ddp")
+
+
+def test_parsed_trees_are_shared_read_only_and_a_changed_file_is_read_again(tmp_path: Path) -> None:
+    """Extraction parses each file's text once and shares the tree with later extractions: no pass may change it
+    (a helper's argument mapped into its caller is a copy), repeated extractions agree, and an edited file is
+    parsed anew. ``walk`` visits what ``ast.walk`` visits, in its order."""
+    files = {"train.py": HELPER, "utils/opt.py": HELPER_MOD, "utils/__init__.py": ""}
+    write(tmp_path, files)
+    first = extract_metadata(tmp_path, "python train.py")
+    again = extract_metadata(tmp_path, "python train.py")
+    assert first == again and first.learning_rate == 0.003
+    for text in files.values():
+        shared, fresh = parse(text), ast.parse(text)
+        assert ast.dump(shared, include_attributes=True) == ast.dump(fresh, include_attributes=True)
+        assert [ast.dump(n) for n in walk(shared)] == [ast.dump(n) for n in ast.walk(fresh)]
+    (tmp_path / "train.py").write_text(HELPER.replace("0.003", "0.0007"))
+    assert extract_metadata(tmp_path, "python train.py").learning_rate == 0.0007

@@ -47,7 +47,8 @@ class Embedder:
         self._model: Any = None
         self._lock = threading.Lock()
         self.calls = 0
-        self.texts = 0
+        self.texts = 0  # asked for
+        self.encoded = 0  # run through the model (repeats within one call are encoded once)
 
     def _load(self) -> Any:
         with self._lock:
@@ -91,11 +92,17 @@ class Embedder:
         self.texts += len(texts)
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
+        # a repeated text is encoded once (a batch of metadata facets repeats its model, task and dataset texts)
+        unique = list(dict.fromkeys(texts))
         if self.backend == "flagembedding":
-            vecs = np.asarray(model.encode(texts, batch_size=self.batch_size), dtype=np.float32)
+            vecs = np.asarray(model.encode(unique, batch_size=self.batch_size), dtype=np.float32)
         else:
             vecs = np.asarray(
-                model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False),
+                model.encode(unique, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False),
                 dtype=np.float32,
             )
-        return vecs
+        self.encoded += len(unique)
+        if len(unique) == len(texts):
+            return vecs
+        row = {text: i for i, text in enumerate(unique)}
+        return vecs[[row[text] for text in texts]]

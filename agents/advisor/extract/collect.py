@@ -36,6 +36,7 @@ from schedmate.agents.advisor.extract.config_sources import (
 from schedmate.agents.advisor.extract.dict_parsers import dict_parser_specs, factory_settings, parse_pairs
 from schedmate.agents.advisor.extract.hydra import compose_hydra
 from schedmate.agents.advisor.extract.launch import Launch, small_count
+from schedmate.agents.advisor.extract.syntax import parse, walk
 from schedmate.agents.advisor.extract.usesites import SPLIT_LOADER, Use, find_uses
 from schedmate.agents.advisor.extract.workspace import Workspace
 
@@ -139,7 +140,7 @@ def _config_class_settings(ws: Workspace, text: str, path: str) -> dict[str, Val
     """A config file that is one class setting ``self.x = ...`` in ``__init__`` (YOLOX ``class Exp(MyExp)``): its
     attributes over those of the workspace base classes it derives from (three levels), as settings."""
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except (SyntaxError, ValueError):
         return {}
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
@@ -168,7 +169,7 @@ def _class_chain_settings(
 def _parsed(ws: Workspace, path: str) -> ast.Module | None:
     text = ws.read_text_or_none(path)
     try:
-        return ast.parse(text) if text is not None else None
+        return parse(text) if text is not None else None
     except (SyntaxError, ValueError):
         return None
 
@@ -194,10 +195,10 @@ def _key_value_file(text: str, path: str) -> dict[str, Value]:
 def _imported_names(text: str) -> Iterator[tuple[str, int]]:
     """(module, level) of every import in ``text``: ``from a.b import c`` gives ``a.b`` and ``a.b.c``."""
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except (SyntaxError, ValueError):
         return
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.ImportFrom):
             yield node.module or "", node.level
             for a in node.names:
@@ -229,7 +230,7 @@ def _imported_parser_specs(ws: Workspace, code: str, script: str) -> list[ArgSpe
     """The arguments of a parser the entry builds with a function of the job's own modules
     (``from pkg.run.submit import get_args_parser``): its ``add_argument`` / ``click.option`` calls."""
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except (SyntaxError, ValueError):
         return []
     specs: list[ArgSpec] = []
@@ -248,7 +249,7 @@ def _base_class_specs(ws: Workspace, text: str, path: str, hops: int = 2) -> lis
     """Arguments an options class inherits: ``class TrainOptions(BaseOptions)`` whose ``initialize`` calls the base
     class's, which adds the shared ``--dataroot``, ``--fp16``, ... (pix2pix-style option classes), base first."""
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except (SyntaxError, ValueError):
         return []
     bases = {b.id for c in tree.body if isinstance(c, ast.ClassDef) for b in c.bases if isinstance(b, ast.Name)}
@@ -280,7 +281,7 @@ def _class_def(ws: Workspace, tree: ast.Module, name: str, file: str, hops: int 
                 if not path or not text:
                     continue
                 try:
-                    sub = ast.parse(text)
+                    sub = parse(text)
                 except (SyntaxError, ValueError):
                     continue
                 found = _class_def(ws, sub, alias.name, path, hops - 1)
@@ -293,11 +294,11 @@ def _config_classes(ws: Workspace, ex: Extraction, code: str, script: str) -> No
     """Config classes the entry instantiates bare (``train_config = TRAIN_CONFIG()``) or hands to
     ``HfArgumentParser``: their field defaults become the lowest-priority settings (``Class.field``)."""
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except (SyntaxError, ValueError):
         return
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, ast.Call):
             continue
         if isinstance(node.func, ast.Name) and not node.args and not node.keywords:
@@ -406,11 +407,11 @@ def _training_callees(ws: Workspace, code: str, script: str) -> list[str]:
     if _TRAINS.search(code):
         return []  # the entry trains itself: its own uses are the job's
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except (SyntaxError, ValueError):
         return []
     imported: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.ImportFrom):
             path = ws.module_file(node.module or "", node.level, script)
             for alias in node.names:
@@ -421,7 +422,7 @@ def _training_callees(ws: Workspace, code: str, script: str) -> list[str]:
                 if (path := ws.module_file(alias.name, 0, script)) is not None:
                     imported[alias.asname or alias.name] = path
     out: list[str] = []
-    calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+    calls = sorted((n for n in walk(tree) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
     for call in calls:
         func = call.func
         base = func.id if isinstance(func, ast.Name) else func.value.id if (

@@ -27,6 +27,7 @@ from typing import Any, Final
 import yaml
 
 from schedmate.agents.advisor.extract.budget import charge_nodes, check_size
+from schedmate.agents.advisor.extract.syntax import parse, walk
 
 __all__ = [
     "ArgSpec",
@@ -161,11 +162,11 @@ def _literal(node: ast.AST | None) -> Any:
 def argparse_specs(source: str) -> list[ArgSpec]:
     """Every ``<anything>.add_argument(...)`` call with literal arguments."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return []
     specs: list[ArgSpec] = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         is_click = node.func.attr == "option" and ast.unparse(node.func.value) == "click"  # @click.option(...)
@@ -272,7 +273,7 @@ def python_assignments(source: str, path: str, arithmetic: bool = False) -> dict
     With ``arithmetic``, constant arithmetic (``5 * 8``) is evaluated too; nothing else is.
     """
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return {}
     out: dict[str, Value] = {}
@@ -305,7 +306,7 @@ def init_attribute_assignments(cls: ast.ClassDef, path: str) -> dict[str, Value]
     for fn in cls.body:
         if not (isinstance(fn, ast.FunctionDef) and fn.name == "__init__"):
             continue
-        for stmt in ast.walk(fn):
+        for stmt in walk(fn):
             if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
                 continue
             t = stmt.targets[0]
@@ -322,7 +323,7 @@ def config_tree_assignments(source: str, path: str) -> dict[str, Value]:
     Aliases of a subtree count as the subtree (ml_collections ``training = config.training``,
     ``config.eval = evaluate = ConfigDict()``; then ``training.batch_size`` is ``training.batch_size``)."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return {}
     aliases: dict[str, str] = {}
@@ -335,7 +336,7 @@ def config_tree_assignments(source: str, path: str) -> dict[str, Value]:
             func = stmt.value.func
             if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) in _TREE_TYPES:
                 roots.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Assign):
             chains = [c for c in (_attr_chain(t) for t in node.targets) if c is not None and len(c[1]) >= 1]
             names = [t.id for t in node.targets if isinstance(t, ast.Name)]
@@ -345,7 +346,7 @@ def config_tree_assignments(source: str, path: str) -> dict[str, Value]:
                 if chains and name not in ("self", "cls"):
                     aliases[name] = ".".join(chains[0][1])
     out: dict[str, Value] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         charge_nodes()
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             continue
@@ -451,7 +452,7 @@ def python_config(read: Any, path: str, depth: int = 0) -> dict[str, Any]:
     if text is None or depth > 5:
         return {}
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except SyntaxError:
         return {}
     names: dict[str, Any] = {}
@@ -685,12 +686,12 @@ def cli_function_defaults(source: str, path: str) -> dict[str, Value]:
     """Parameter defaults of the functions ``fire.Fire(f)`` / ``typer.run(f)`` / jsonargparse ``CLI(f)`` expose as the
     command line."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except (SyntaxError, ValueError):
         return {}
     targets = {
         name
-        for n in ast.walk(tree)
+        for n in walk(tree)
         if isinstance(n, ast.Call) and n.args
         and ast.unparse(n.func) in ("fire.Fire", "Fire", "typer.run", "CLI", "jsonargparse.CLI", "auto_cli")
         for name in cli_targets(n.args[0])

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from schedmate.agents.advisor.extract.config_sources import ArgSpec, load_structured, parse_literal
 from schedmate.agents.advisor.extract.param_count import ParamCounter
+from schedmate.agents.advisor.extract.syntax import parse, walk
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError
 from schedmate.agents.advisor.extract.workspace import Workspace
 
@@ -37,7 +38,7 @@ def _parse(text: str | None) -> ast.Module | None:
     if not text:
         return None
     try:
-        return ast.parse(text)
+        return parse(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
 
@@ -72,12 +73,12 @@ def _flag_loop_param(loop: ast.For) -> tuple[str, str] | None:
         and isinstance(it.func, ast.Attribute) and it.func.attr == "items" and isinstance(it.func.value, ast.Name)
     ):  # fmt: skip
         return None
-    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+    for node in walk(ast.Module(body=loop.body, type_ignores=[])):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         if node.func.attr != "add_argument" or not node.args or not isinstance(node.args[0], ast.JoinedStr):
             continue
-        names = {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
+        names = {n.id for n in walk(node.args[0]) if isinstance(n, ast.Name)}
         if key.id in names:
             return it.func.value.id, val.id
     return None
@@ -224,7 +225,7 @@ def dict_parser_specs(ws: Workspace, code: str, script: str) -> list[ArgSpec]:
     res = FunctionResolver(ws, script, tree)
     enclosing = _enclosing_functions(tree)
     specs: list[ArgSpec] = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.For) and (found := _flag_loop_param(node)) is not None:
             specs += _specs(res.named(found[0], enclosing[id(node)], script, 0) or {}, node.lineno)
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
@@ -234,7 +235,7 @@ def dict_parser_specs(ws: Workspace, code: str, script: str) -> list[ArgSpec]:
             continue
         fn, _ = helper
         params = [a.arg for a in fn.args.args]
-        for loop in ast.walk(fn):
+        for loop in walk(fn):
             if not (isinstance(loop, ast.For) and (found := _flag_loop_param(loop)) is not None):
                 continue
             if found[0] not in params:
@@ -312,7 +313,7 @@ def factory_settings(ws: Workspace, code: str, script: str) -> tuple[dict[str, t
     counter = ParamCounter(ws, max_steps=20_000)
     defaults: dict[str, tuple[Any, str, int]] = {}
     parsed_from: list[str] = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
             continue
         found = res.imported_function(node.func.id, script)
@@ -332,7 +333,7 @@ def factory_settings(ws: Workspace, code: str, script: str) -> tuple[dict[str, t
             if v is not None:
                 defaults[kw.arg] = (v, file, kw.value.lineno)
         params = [a.arg for a in fn.args.args]
-        for sub in ast.walk(fn):
+        for sub in walk(fn):
             if not (
                 bound and isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "parse"
                 and isinstance(sub.func.value, ast.Name) and sub.func.value.id == bound and sub.args

@@ -16,6 +16,7 @@ import tomllib
 from typing import Final
 
 from schedmate.agents.advisor.extract.launch import Launch
+from schedmate.agents.advisor.extract.syntax import parse
 from schedmate.agents.advisor.extract.workspace import Workspace
 
 __all__ = ["follow_entry"]
@@ -100,7 +101,7 @@ def _thin_wrapper(ws: Workspace, launch: Launch) -> None:
     if not text or _PARSES_ITSELF.search(text):
         return
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except (SyntaxError, ValueError):
         return
     imported: dict[str, tuple[str, str]] = {}  # local name → (module file, name there)

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from schedmate.agents.advisor.extract.budget import ExtractionCutError, charge_nodes, check_size, past_share
 from schedmate.agents.advisor.extract.config_sources import load_structured, nest_flat
-from schedmate.agents.advisor.extract.syntax import last_names
+from schedmate.agents.advisor.extract.syntax import last_names, walk
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Tensor, TextFile, Weight
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
@@ -200,7 +200,7 @@ class _Break(Exception):  # noqa: N818
 def _builds_nothing(node: ast.If | ast.For) -> bool:
     """Whether neither branch of ``node`` can build a layer or decide what is returned: no class is called, no
     attribute, container item or result is set (a runtime check such as ``if not dist.is_initialized(): …``)."""
-    return not any(isinstance(sub, ast.Return | ast.Yield) for sub in ast.walk(node)) and builds_nothing(node)
+    return not any(isinstance(sub, ast.Return | ast.Yield) for sub in walk(node)) and builds_nothing(node)
 
 
 def builds_nothing(node: ast.AST) -> bool:
@@ -211,8 +211,8 @@ def builds_nothing(node: ast.AST) -> bool:
     if isinstance(node, ast.FunctionDef):
         a = node.args
         handed = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]} | {"self", "cls"}
-        handed |= {name for g in ast.walk(node) if isinstance(g, ast.Global | ast.Nonlocal) for name in g.names}
-    for sub in ast.walk(node):
+        handed |= {name for g in walk(node) if isinstance(g, ast.Global | ast.Nonlocal) for name in g.names}
+    for sub in walk(node):
         if isinstance(sub, ast.Attribute | ast.Subscript) and isinstance(sub.ctx, ast.Store):
             root = sub.value
             while isinstance(root, ast.Attribute | ast.Subscript):
@@ -232,7 +232,7 @@ def builds_nothing(node: ast.AST) -> bool:
 def _loop_indices(node: ast.AST) -> set[str]:
     """Names that count in ``node``'s loops: ``for i in range(n)``, the ``i`` of ``for i, x in enumerate(xs)``."""
     out: set[str] = set()
-    for loop in ast.walk(node):
+    for loop in walk(node):
         if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)):
             continue
         if loop.iter.func.id == "range" and isinstance(loop.target, ast.Name):
@@ -250,7 +250,7 @@ def _grows_by_data(call: ast.Call, indices: set[str]) -> bool:
     if not call.args or call.keywords or not (isinstance(call.func, ast.Attribute) and call.func.attr == "append"):
         return False
     for arg in call.args:
-        if any(isinstance(n, ast.Call | ast.Subscript | ast.Attribute | ast.Starred) for n in ast.walk(arg)):
+        if any(isinstance(n, ast.Call | ast.Subscript | ast.Attribute | ast.Starred) for n in walk(arg)):
             return False
         if isinstance(arg, ast.Name) and arg.id not in indices:
             return False  # the item itself could be a module (`for m in blocks: layers.append(m)`)
@@ -260,7 +260,7 @@ def _grows_by_data(call: ast.Call, indices: set[str]) -> bool:
 
 
 def _assigned_names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _walks_own_modules(it: ast.expr) -> bool:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Final
 
 from schedmate.agents.advisor.extract.known import known_model
+from schedmate.agents.advisor.extract.syntax import parse, walk
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
 
@@ -99,10 +100,10 @@ class ModelClass:
 def find_class(ws: Workspace, name: str, code: str, file: str, depth: int = 0) -> ModelClass | None:
     """Follow ``code``'s imports (local files only, a few levels) to the definition of class ``name``."""
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except SyntaxError:
         return None
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.ClassDef) and node.name == name:
             mc = ModelClass(name, file, node.lineno)
             _scan_layers(ws, tree, node, file, mc, depth)
@@ -131,7 +132,7 @@ def _scan_layers(ws: Workspace, tree: ast.Module, cls: ast.ClassDef, file: str, 
     stack = [cls]
     while stack and len(seen) < 40:
         node = stack.pop()
-        for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+        for call in (n for n in walk(node) if isinstance(n, ast.Call)):
             fn = call.func
             callee = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
             if callee and not callee[0].isupper() and (hit := _backbone(callee, call)) is not None:
@@ -146,7 +147,7 @@ def _scan_layers(ws: Workspace, tree: ast.Module, cls: ast.ClassDef, file: str, 
             if callee in seen:
                 continue
             seen.add(callee)
-            local = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name == callee), None)
+            local = next((c for c in walk(tree) if isinstance(c, ast.ClassDef) and c.name == callee), None)
             if local is not None:
                 stack.append(local)
             elif isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) and depth < 3:
@@ -155,10 +156,10 @@ def _scan_layers(ws: Workspace, tree: ast.Module, cls: ast.ClassDef, file: str, 
                 if target is not None:
                     try:
                         text = ws.read_text(target)
-                        sub = ast.parse(text)
+                        sub = parse(text)
                     except (WorkspaceError, SyntaxError):
                         continue
-                    other = next((c for c in ast.walk(sub) if isinstance(c, ast.ClassDef) and c.name == callee), None)
+                    other = next((c for c in walk(sub) if isinstance(c, ast.ClassDef) and c.name == callee), None)
                     if other is not None:
                         stack.append(other)
 
@@ -177,7 +178,7 @@ def _backbone(callee: str, call: ast.Call) -> tuple[str, str | None] | None:
 def inline_model(call: ast.Call, file: str) -> ModelClass:
     """A model built inline (``nn.Sequential(nn.Linear(…), …)``): its layers from the call itself."""
     mc = ModelClass(name="Sequential", file=file, line=call.lineno)
-    for node in ast.walk(call):
+    for node in walk(call):
         if isinstance(node, ast.Call) and node is not call:
             fn = node.func
             callee = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""

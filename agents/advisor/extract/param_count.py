@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from schedmate.agents.advisor.extract.evaluator import Callee, Evaluator, builds_nothing, is_module_value
 from schedmate.agents.advisor.extract.known import known_model
-from schedmate.agents.advisor.extract.syntax import last_names
+from schedmate.agents.advisor.extract.syntax import last_names, parse, walk
 from schedmate.agents.advisor.extract.torch_layers import torch_call
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Weight, namespace
 from schedmate.agents.advisor.extract.workspace import Workspace
@@ -58,7 +58,7 @@ class ParamCounter(Evaluator):
         if file not in self._modules:
             self._check_share()  # parsing a large model package is most of the time an evaluation takes
             try:
-                tree = ast.parse(self.ws.read_text(file))
+                tree = parse(self.ws.read_text(file))
             except (WorkspaceError, SyntaxError, ValueError) as exc:
                 raise AbortError(f"cannot read {file}") from exc
             env: dict[str, Any] = {"__file__": file}
@@ -230,7 +230,7 @@ class ParamCounter(Evaluator):
         after ``config = yaml.safe_load(open(args.config))``), followed two calls deep; a parameter still unknown
         that the function uses as a record (``args.lr``, ``opt["netG"]``) is the job's settings."""
         env: dict[str, Any] = {}
-        sites = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and getattr(c.func, "id", None) == fn.name]
+        sites = [c for c in walk(tree) if isinstance(c, ast.Call) and getattr(c.func, "id", None) == fn.name]
         if len(sites) == 1 and depth < 2 and not (fn.lineno <= sites[0].lineno <= (fn.end_lineno or fn.lineno)):
             caller = self._values_at(sites[0], file, settings, depth + 1)
             try:
@@ -240,7 +240,7 @@ class ParamCounter(Evaluator):
             except _SLICE_ERRORS:
                 env = {}
         records = {
-            n.value.id for n in ast.walk(fn)
+            n.value.id for n in walk(fn)
             if isinstance(n, ast.Attribute | ast.Subscript) and isinstance(n.value, ast.Name)
         }  # fmt: skip
         for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
@@ -534,7 +534,7 @@ def _settings_targets(stmt: ast.stmt) -> list[str]:
 
 def _forget_assigned(stmt: ast.stmt, env: dict[str, Any]) -> None:
     """Names ``stmt`` may assign hold unknowns afterwards (a branch not known to run, a loop)."""
-    for node in ast.walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             env[node.id] = UNKNOWN
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Final
 
+from schedmate.agents.advisor.extract.syntax import parse, walk
 from schedmate.agents.advisor.extract.workspace import Workspace
 
 __all__ = ["structured_configs"]
@@ -21,12 +22,12 @@ def structured_configs(ws: Workspace, script: str, code: str) -> dict[tuple[str,
     if "ConfigStore" not in code or not script.endswith(".py"):
         return {}
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except (SyntaxError, ValueError):
         return {}
     reader = _Reader(ws)
     out: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
-    for call in ast.walk(tree):
+    for call in walk(tree):
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "store"):
             continue
         kw = {k.arg: k.value for k in call.keywords if k.arg}
@@ -50,7 +51,7 @@ class _Reader:
         if file not in self._trees:
             text = self.ws.read_text_or_none(file)
             try:
-                self._trees[file] = ast.parse(text) if text is not None else None
+                self._trees[file] = parse(text) if text is not None else None
             except (SyntaxError, ValueError):
                 self._trees[file] = None
         return self._trees[file]
@@ -63,7 +64,7 @@ class _Reader:
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and node.name == name:
                 return file, node
-        for imp in ast.walk(tree):
+        for imp in walk(tree):
             if isinstance(imp, ast.ImportFrom):
                 for alias in imp.names:
                     if (alias.asname or alias.name) == name:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import operator
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -38,7 +39,7 @@ from schedmate.agents.advisor.extract.config_sources import (
     load_structured,
     nest_flat,
 )
-from schedmate.agents.advisor.extract.syntax import last_names
+from schedmate.agents.advisor.extract.syntax import last_names, parse, walk
 from schedmate.agents.advisor.extract.workspace import Workspace
 
 __all__ = ["SPLIT_LOADER", "Use", "find_uses"]
@@ -148,7 +149,7 @@ class _Resolver:
         if path not in self._modules:
             text = self.ws.read_text_or_none(path)
             try:
-                self._modules[path] = ast.parse(text) if text else None
+                self._modules[path] = parse(text) if text else None
             except (SyntaxError, ValueError):
                 self._modules[path] = None
         return self._modules[path]
@@ -502,7 +503,7 @@ class _Resolver:
         level, a)``; ``import m as n`` → ``n: ("", -1, m)``."""
         if self._imports is None:
             self._imports = {}
-            for node in ast.walk(self.module.node):
+            for node in walk(self.module.node):
                 if isinstance(node, ast.ImportFrom):
                     for a in node.names:
                         self._imports.setdefault(a.asname or a.name, (node.module or "", node.level, a.name))
@@ -633,7 +634,7 @@ class _Resolver:
         return nest_flat({k: v.value for k, v in flat.items()})
 
     def _with_target_path(self, name: str, scope: _Scope, line: int, depth: int) -> Any:
-        for node in ast.walk(scope.node):
+        for node in walk(scope.node):
             if isinstance(node, ast.With | ast.AsyncWith):
                 for item in node.items:
                     if (
@@ -650,7 +651,7 @@ def _returned_dict(fn: ast.FunctionDef) -> dict[str, Any] | None:
     10**-4, ...}``): its entries whose values are literals or constant arithmetic."""
     if fn.args.args or fn.args.posonlyargs or fn.args.kwonlyargs:
         return None
-    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    returns = [n for n in walk(fn) if isinstance(n, ast.Return)]
     if len(returns) != 1 or not isinstance(returns[0].value, ast.Dict):
         return None
     out: dict[str, Any] = {}
@@ -728,10 +729,10 @@ def _rate_attribute_sites(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
     Lightning module's ``configure_optimizers`` reads (latent-diffusion, taming, generative-models): the object
     is the one ``trainer.fit()`` trains, not a config being built (``C.learning_rate = 3e-4``)."""
     fitted = {
-        n.args[0].id for n in ast.walk(tree)
+        n.args[0].id for n in walk(tree)
         if isinstance(n, ast.Call) and _callee(n) == "fit" and n.args and isinstance(n.args[0], ast.Name)
     }  # fmt: skip
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if (
             isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
             and node.targets[0].attr == "learning_rate" and isinstance(node.targets[0].value, ast.Name)
@@ -742,7 +743,7 @@ def _rate_attribute_sites(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
 
 def _accumulation_sites(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
     """``if (i + 1) % N == 0: optimizer.step()``: N micro-batches are accumulated per optimizer step."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1):
             continue
         left, right = node.test.left, node.test.comparators[0]
@@ -752,7 +753,7 @@ def _accumulation_sites(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
             continue
         steps = any(
             isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in ("step", "zero_grad")
-            for stmt in node.body for c in ast.walk(stmt)
+            for stmt in node.body for c in walk(stmt)
         )  # fmt: skip
         if steps:
             yield left.right, node.lineno
@@ -775,7 +776,7 @@ def _schedule_names(trees: Iterable[ast.AST]) -> set[str]:
     lr_schedule[it]``, also scaled by a per-group factor): precomputed per-step schedules."""
     names: set[str] = set()
     for tree in trees:
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if not _writes_rate(node):
                 continue
             v = node.value
@@ -789,7 +790,7 @@ def _schedule_names(trees: Iterable[ast.AST]) -> set[str]:
 def _schedule_sites(tree: ast.AST, names: set[str]) -> Iterator[tuple[ast.expr, int]]:
     """``lr_schedule = cosine_scheduler(args.lr * batch / 256, ...)`` for a schedule of :func:`_schedule_names`: the
     rate it is built from (its first argument, or a keyword naming the base or peak rate)."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if (
             isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
             and node.targets[0].id in names and isinstance(node.value, ast.Call)
@@ -809,16 +810,16 @@ def _scaled_rate_sites(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
     """In a function that writes a local into the optimizer's rate (``param_group["lr"] = lr``), the local it
     scales from a rate setting by the batch (``base_lr = args.base_lr * args.batch_size / 256``, the linear or
     square-root scaling rule): the rate the schedule peaks at."""
-    for fn in ast.walk(tree):
+    for fn in walk(tree):
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
-        if not any(_writes_rate(n) and isinstance(n.value, ast.Name) for n in ast.walk(fn)):
+        if not any(_writes_rate(n) and isinstance(n.value, ast.Name) for n in walk(fn)):
             continue
-        for n in ast.walk(fn):
+        for n in walk(fn):
             if not (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)):
                 continue
             leaves = [x.attr if isinstance(x, ast.Attribute) else x.id
-                      for x in ast.walk(n.value) if isinstance(x, ast.Attribute | ast.Name)]  # fmt: skip
+                      for x in walk(n.value) if isinstance(x, ast.Attribute | ast.Name)]  # fmt: skip
             if any(_RATE_NAME.search(x) for x in leaves) and any(_BATCH_NAME.search(x) for x in leaves):
                 yield n.value, n.lineno
                 break
@@ -994,14 +995,14 @@ def _model_like(func: ast.expr) -> bool:
 def _dead_code(r: _Resolver, tree: ast.Module) -> set[int]:
     """Nodes in an ``if`` arm that cannot run: the condition evaluates (``fp16 = False ... if fp16:``)."""
     dead: set[int] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.If) and id(node) not in dead:
             line = node.lineno
             truth = r._truth(node.test, _scope_at(r, tree, line), line, 0)
             if truth is None:
                 continue
             for stmt in node.orelse if truth else node.body:
-                dead.update(id(n) for n in ast.walk(stmt))
+                dead.update(id(n) for n in walk(stmt))
     return dead
 
 
@@ -1032,7 +1033,7 @@ def _unreached_functions(tree: ast.Module, dead: set[int]) -> set[int]:
     for _ in range(2):
         calls: dict[str, list[ast.Call]] = {}
         mentions: dict[str, int] = {}  # every use of the name, called or handed on
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in fns:
                 calls.setdefault(node.func.id, []).append(node)
             elif isinstance(node, ast.Name) and node.id in fns:
@@ -1041,7 +1042,7 @@ def _unreached_functions(tree: ast.Module, dead: set[int]) -> set[int]:
             if mentions.get(name, 0) > len(sites):
                 continue  # handed to something (a callback, mp.spawn): cannot tell
             if all(id(c) in dead or id(c) in out for c in sites):
-                out.update(id(n) for n in ast.walk(fns[name]))
+                out.update(id(n) for n in walk(fns[name]))
     return out
 
 
@@ -1090,7 +1091,7 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
                 out.append(("grad_accum", mapped, f"{name}() → step every N micro-batches"))
     sub = _HelperSubstitution(fn, call, params)
     arms = _if_arms(fn)
-    for node in ast.walk(fn):
+    for node in walk(fn):
         charge_nodes()
         if not isinstance(node, ast.Call):
             continue
@@ -1100,7 +1101,7 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
         for fieldname, arg, how in consumers:
             mapped = sub.expr(arg, node.lineno)
             if mapped is not None:
-                ast.copy_location(mapped, call)
+                mapped = ast.copy_location(copy.copy(mapped), call)  # a call's own argument: the tree stays as parsed
                 ast.fix_missing_locations(mapped)
                 out.append((fieldname, mapped, f"{name}() → {how}"))
     return out
@@ -1116,7 +1117,7 @@ class _HelperSubstitution:
         self.params = params
         self.n_positional = len(fn.args.posonlyargs) + len(fn.args.args)
         self.locals: dict[str, list[tuple[int, ast.expr]]] = {}
-        for node in ast.walk(fn):
+        for node in walk(fn):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 self.locals.setdefault(node.targets[0].id, []).append((node.lineno, node.value))
 
@@ -1182,7 +1183,7 @@ def _arms_may_run(
         mapped = sub.expr(test, test.lineno)
         if mapped is None:
             continue
-        ast.copy_location(mapped, call)
+        mapped = ast.copy_location(copy.copy(mapped), call)
         ast.fix_missing_locations(mapped)
         truth = r._truth(mapped, scope, call.lineno, 1)
         if truth is not None and truth != arm:
@@ -1193,7 +1194,7 @@ def _arms_may_run(
 def _imported_trees(ws: Workspace, r: _Resolver, file: str) -> Iterator[tuple[str, ast.Module]]:
     """The workspace modules the entry script imports from (one level), parsed."""
     seen: set[str] = set()
-    for node in ast.walk(r.module.node):
+    for node in walk(r.module.node):
         if isinstance(node, ast.ImportFrom | ast.Import):
             mods = (
                 [(node.module or "", node.level)]
@@ -1225,7 +1226,7 @@ def _imported_function(ws: Workspace, r: _Resolver, name: str, file: str) -> ast
 
 def _epoch_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
     """``for epoch in range(…, N)``: the loop the code itself names the epoch loop."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not (
             isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and _callee(node.iter) == "range"
             and node.iter.args
@@ -1235,7 +1236,7 @@ def _epoch_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
         bound = node.iter.args[-1] if len(node.iter.args) <= 2 else node.iter.args[1]
         bounded = any(  # `for i in range(n_epoch)`, `range(args.epochs)`: the bound is the epoch count
             "epoch" in (n.id if isinstance(n, ast.Name) else n.attr).lower()
-            for n in ast.walk(bound) if isinstance(n, ast.Name | ast.Attribute)
+            for n in walk(bound) if isinstance(n, ast.Name | ast.Attribute)
         )  # fmt: skip
         start_known = len(node.iter.args) == 1 or isinstance(node.iter.args[0], ast.Constant)
         if named or (bounded and start_known and not _trains_each_pass(node)):
@@ -1265,14 +1266,14 @@ def _trains_each_pass(loop: ast.For | ast.While) -> bool:
         for a in (loop.iter.args if isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) else [])
     )
     if "step" in called and "backward" not in called and not plus_one:  # accumulation: backward per micro-batch
-        called |= {n.func.attr for n in ast.walk(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+        called |= {n.func.attr for n in walk(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
     return {"backward", "step"} <= called
 
 
 def _step_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
     """``for it in range(start, N)`` (or ``trange``, ``tqdm(range())``) whose every pass back-propagates and steps
     the optimizer: an iteration loop, N - start optimisation steps (a loop named for epochs is the epoch loop)."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, ast.For) or not isinstance(node.iter, ast.Call) or not _trains_each_pass(node):
             continue
         if isinstance(node.target, ast.Name) and "epoch" in node.target.id.lower():
@@ -1287,7 +1288,7 @@ def _step_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
 def _counter_limits(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
     """``for batch in loader: … it += 1 … if it >= N: return``: a counter the training loop advances once per batch,
     and the bound at which it stops training."""
-    for loop in ast.walk(tree):
+    for loop in walk(tree):
         if not isinstance(loop, ast.For) or not _trains_each_pass(loop):
             continue
         body = list(_own_body(loop))
@@ -1322,7 +1323,7 @@ def find_uses(
     The latest use in the file wins (training comes after setup).
     """
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except (SyntaxError, ValueError):
         return {}
     r = _Resolver(ws, tree, file, argv, settings, world_size, visible_gpus)
@@ -1333,9 +1334,9 @@ def find_uses(
     dead |= _unreached_functions(tree, dead)
     training_loader = any(  # a loader on training data exists: an evaluation loader's batch is never the job's
         isinstance(n, ast.Call) and id(n) not in dead and _callee(n).endswith("DataLoader") and _loader_rank(n) > 0
-        for n in ast.walk(tree)
+        for n in walk(tree)
     )
-    for node in ast.walk(tree):
+    for node in walk(tree):
         charge_nodes()
         if not isinstance(node, ast.Call) or id(node) in dead:
             continue
@@ -1351,11 +1352,11 @@ def find_uses(
             if fieldname == "strategy" and v is _UNKNOWN:
                 v = _built_class(arg, scope, r)  # `strategy=FSDPStrategy(...)`, or a name bound to one
             if v is _UNKNOWN and any(
-                _dotted(n) in r.unknown_overrides for n in ast.walk(arg) if isinstance(n, ast.Attribute)
+                _dotted(n) in r.unknown_overrides for n in walk(arg) if isinstance(n, ast.Attribute)
             ):
                 v = None  # the code reassigns it in a way we cannot follow: unknown, not the stale default
                 whole = next(
-                    (r.split_overrides[_dotted(n)] for n in ast.walk(arg)
+                    (r.split_overrides[_dotted(n)] for n in walk(arg)
                      if isinstance(n, ast.Attribute) and _dotted(n) in r.split_overrides),
                     None,
                 )  # fmt: skip
@@ -1384,8 +1385,8 @@ def find_uses(
             out["grad_accum"] = Use(v, file, line, "step every N micro-batches")
     if "amp_dtype" not in out:
         for mod_file, mod_tree in _imported_trees(ws, r, file):
-            conditional = {id(n) for i in ast.walk(mod_tree) if isinstance(i, ast.If) for n in ast.walk(i)}
-            for node in ast.walk(mod_tree):
+            conditional = {id(n) for i in walk(mod_tree) if isinstance(i, ast.If) for n in walk(i)}
+            for node in walk(mod_tree):
                 if id(node) in conditional:
                     continue  # `if fp16: with autocast():` — whether it runs is the caller's setting
                 if (
@@ -1453,7 +1454,7 @@ def _rates_from_schedules(
         v = r.value(expr, _scope_at(r, tree, line), line)
         if _plausible_rate(v):
             out["lr"] = Use(v, file, line, "the per-step schedule the loop writes into param_group['lr'] starts here")
-    if "lr_default" in out and any(_writes_rate(n) for t in [tree, *engine_trees()] for n in ast.walk(t)):
+    if "lr_default" in out and any(_writes_rate(n) for t in [tree, *engine_trees()] for n in walk(t)):
         del out["lr_default"]  # the code writes the rate into the param groups itself (a schedule, a Noam wrapper)
     for expr, line in _scaled_rate_sites(tree) if "lr" not in out else ():
         v = r.value(expr, _scope_at(r, tree, line), line)

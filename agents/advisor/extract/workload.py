@@ -29,6 +29,7 @@ from schedmate.agents.advisor.extract.identity import (
 )
 from schedmate.agents.advisor.extract.known import known_model
 from schedmate.agents.advisor.extract.param_count import UNKNOWN, ParamCounter, namespace
+from schedmate.agents.advisor.extract.syntax import parse, walk
 from schedmate.agents.advisor.extract.values import Obj
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.schemas.jobs_metadata import FieldSource
@@ -151,7 +152,7 @@ _WRAPPERS: Final = frozenset(
 def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
     """``optim.Adam(transformer.parameters(), ...)``: the constructor call that built ``transformer``."""
     owners: list[str] = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Call):
             inner = node.args[0]
             if (
@@ -162,7 +163,7 @@ def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
     methods = _class_lines(tree)
     for name in owners:
         found: list[tuple[bool, str, ast.Call]] = []
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if (
                 isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
                 and isinstance(node.value, ast.Call)
@@ -186,19 +187,19 @@ def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
 def _class_lines(tree: ast.Module) -> list[tuple[int, int]]:
     """Line ranges of the module's classes: a method's ``model = GPT(config)`` (a ``from_pretrained`` classmethod)
     is not the job's own construction of its model."""
-    return [(c.lineno, c.end_lineno or c.lineno) for c in ast.walk(tree) if isinstance(c, ast.ClassDef)]
+    return [(c.lineno, c.end_lineno or c.lineno) for c in walk(tree) if isinstance(c, ast.ClassDef)]
 
 
 def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.Call] | None:
     """The constructor call that builds the model in the entry script (``model = UNet(...)``)."""
     try:
-        tree = ast.parse(ex.code)
+        tree = parse(ex.code)
     except SyntaxError:
         return None
     owner = _optimized_module(tree)
     if owner is not None:  # the module whose parameters the optimizer trains: its constructor names the model
         return owner
-    for node in ast.walk(tree):  # `model = MODELS[args.model](...)`: a registry of constructors, keyed by a setting
+    for node in walk(tree):  # `model = MODELS[args.model](...)`: a registry of constructors, keyed by a setting
         if (
             isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
             and re.search(r"model|net", node.targets[0].id, re.I) and isinstance(node.value, ast.Call)
@@ -221,7 +222,7 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
         if m.group("cls") in _WRAPPERS or m.group("cls") in _NOT_MODELS or m.group("cls").endswith(_NOT_MODEL_SUFFIXES):
             continue  # `model = DistributedDataParallel(model)` wraps the model; it does not build one
         line = ex.code[: m.start("cls")].count("\n") + 1
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if not isinstance(node, ast.Call) or node.lineno != line:
                 continue
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
@@ -257,7 +258,7 @@ def _unwrapped(call: ast.Call) -> ast.Call:
 
 def _fitted_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
     """``trainer.fit(system, ...)`` (Lightning): the module a trainer fits is the model; its constructor names it."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not (isinstance(node, ast.Call) and _callee_name(node) == "fit" and isinstance(node.func, ast.Attribute)):
             continue
         owner = node.func.value
@@ -265,7 +266,7 @@ def _fitted_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
         first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "model"), None)
         if not trainer or not isinstance(first, ast.Name):
             continue
-        for other in ast.walk(tree):
+        for other in walk(tree):
             if (
                 isinstance(other, ast.Assign) and isinstance(other.value, ast.Call)
                 and any(isinstance(t, ast.Name) and t.id == first.id for t in other.targets)
@@ -303,7 +304,7 @@ def _factory_call(ex: Extraction, tree: ast.Module, ws: Workspace) -> tuple[str,
         if cls is None:
             continue
         line = ex.code[: m.start("fn")].count("\n") + 1
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Call) and node.lineno == line and getattr(node.func, "id", None) == m.group("fn"):
                 return cls, node
     return None
@@ -314,14 +315,14 @@ def _built_class(resolver: _FunctionResolver, fn: ast.FunctionDef, file: str, de
     if depth > 2:
         return None
     bound: dict[str, ast.expr] = {}
-    for stmt in ast.walk(fn):
+    for stmt in walk(fn):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             bound[stmt.targets[0].id] = stmt.value
     # What every call builds outranks what an `if` arm rebinds (`if args.masks: model = Seg(model)`).
     for stmt in fn.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             bound[stmt.targets[0].id] = stmt.value
-    for stmt in ast.walk(fn):
+    for stmt in walk(fn):
         if not isinstance(stmt, ast.Return) or stmt.value is None:
             continue
         value = stmt.value.elts[0] if isinstance(stmt.value, ast.Tuple) and stmt.value.elts else stmt.value
@@ -405,7 +406,7 @@ def _counted(
     given = {k: v.value for k, v in ex.values.items() if v.source != script and "." not in k}
     counter.bind_settings(script, ns, given)  # `opt = parser.parse_args()` at module level, read by its classes
     env = counter.values_at(node, script, ns)  # `num_classes = 1000 if args.dataset == "imagenet" else 100`
-    for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - set(dir(builtins)):
+    for name in {n.id for n in walk(node) if isinstance(n, ast.Name)} - set(dir(builtins)):
         if env.get(name, UNKNOWN) is UNKNOWN:
             env[name] = ns  # `args.classes`, `hps.data.hop_length`, `cfg.model`: the merged settings
     count = counter.count_call(node, env, script)
@@ -481,11 +482,11 @@ def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
     it, branches on the settings); the interpreter follows it, and the class of what it returns names the model."""
     script = ex.launch.script or ""
     try:
-        tree = ast.parse(ex.code)
+        tree = parse(ex.code)
     except SyntaxError:
         return _Model()
     module_env = counter.module_env(script)
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not (
             isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
             and re.search(r"model|net", node.targets[0].id, re.I) and isinstance(node.value, ast.Call)

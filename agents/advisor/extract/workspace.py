@@ -74,18 +74,30 @@ class Workspace:
         self.reads = reads if reads is not None else {}  # real path → sha1 of every file read (version manager)
         self._texts: dict[Path, str] = {}  # real path → text: a file read twice is read (and charged) once
         self._modules: dict[tuple[str, int, str], str | None] = {}  # (module, level, importer's folder) → file
+        # relative path → real path, or why not: one workspace serves one extraction, which asks for the same
+        # paths many times (bounded by the files it may read and the imports it follows)
+        self._resolved: dict[str, Path | WorkspaceError] = {}
 
     def resolve(self, rel: str | Path) -> Path:
         """The real path of ``rel`` inside the root; raises :class:`WorkspaceError` if it escapes."""
+        key = str(rel)
+        got = self._resolved.get(key)
+        if got is None:
+            got = self._resolved[key] = self._resolve(rel)
+        if isinstance(got, WorkspaceError):
+            raise WorkspaceError(str(got))
+        return got
+
+    def _resolve(self, rel: str | Path) -> Path | WorkspaceError:
         rel_path = Path(rel)
         if rel_path.is_absolute():
-            raise WorkspaceError(f"{rel}: absolute paths are outside the job's working directory")
+            return WorkspaceError(f"{rel}: absolute paths are outside the job's working directory")
         try:
             real = (self.root / rel_path).resolve(strict=True)
-        except (OSError, RuntimeError) as exc:
-            raise WorkspaceError(f"{rel}: no such file in the job's working directory") from exc
+        except (OSError, RuntimeError):
+            return WorkspaceError(f"{rel}: no such file in the job's working directory")
         if real != self.root and self.root not in real.parents:
-            raise WorkspaceError(f"{rel}: resolves outside the job's working directory")
+            return WorkspaceError(f"{rel}: resolves outside the job's working directory")
         return real
 
     def exists(self, rel: str | Path) -> bool:
