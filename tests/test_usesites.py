@@ -589,3 +589,133 @@ def test_parsed_trees_are_shared_read_only_and_a_changed_file_is_read_again(tmp_
         assert [ast.dump(n) for n in walk(shared)] == [ast.dump(n) for n in ast.walk(fresh)]
     (tmp_path / "train.py").write_text(HELPER.replace("0.003", "0.0007"))
     assert extract_metadata(tmp_path, "python train.py").learning_rate == 0.0007
+
+
+TABLE_OPTIMIZER = """
+import argparse, torch, torch.nn as nn
+import data_pipeline as dp
+from torch.nn.parallel.parallel_apply import parallel_apply
+from torch.nn.parallel.replicate import replicate
+
+class RankNet(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.emb = nn.EmbeddingBag(n, 16)
+        self.top = nn.Sequential(nn.Linear(16, 8), nn.ReLU(), nn.Linear(8, 1))
+    def forward_on(self, x, ids):
+        return parallel_apply(replicate(self.top, ids), x, None, ids)
+
+def run():
+    p = argparse.ArgumentParser()
+    p.add_argument("--optimizer", default="sgd")
+    p.add_argument("--learning-rate", type=float, default=0.01)
+    p.add_argument("--mini-batch-size", type=int, default=1)
+    p.add_argument("--test-mini-batch-size", type=int, default=-1)
+    args = p.parse_args()
+    train_data, train_ld, test_data, test_ld = dp.make_loaders(args)
+    ranker = RankNet(1000)
+    parameters = ranker.parameters() if args.optimizer == "sgd" else [
+        {"params": ranker.emb.parameters(), "lr": args.learning_rate},
+        {"params": ranker.top.parameters(), "lr": args.learning_rate}]
+    opts = {"sgd": torch.optim.SGD, "adagrad": torch.optim.Adagrad}
+    optimizer = opts[args.optimizer](parameters, lr=args.learning_rate)
+    for epoch in range(1):
+        pass
+
+run()
+"""
+PIPELINE = """
+import torch
+from streaming import ShardLoader
+
+def make_loaders(args):
+    train = ClickLogs(args, "train")
+    test = ClickLogs(args, "test")
+    if args.memory_map:
+        train_ld = ShardLoader(data_directory=".", batch_size=args.mini_batch_size, split="train")
+        test_ld = ShardLoader(data_directory=".", batch_size=args.test_mini_batch_size, split="test")
+    else:
+        train_ld = torch.utils.data.DataLoader(train, batch_size=args.mini_batch_size, shuffle=False)
+        test_ld = torch.utils.data.DataLoader(test, batch_size=args.test_mini_batch_size, shuffle=False)
+    return train, train_ld, test, test_ld
+"""
+
+
+def test_the_model_an_optimizer_from_a_table_trains_and_a_helper_module_s_training_loader(tmp_path: Path) -> None:
+    """The model is the module whose parameters (grouped, through a variable) an optimizer picked from a table
+    trains; the batch is the training loader's inside a helper of a module imported whole (``dp.make_loaders``),
+    never the test loader's (named by ``split=`` or built on test data); ``parallel_apply`` is data parallelism."""
+    write(tmp_path, {"train.py": TABLE_OPTIMIZER, "data_pipeline.py": PIPELINE})
+    md = extract_metadata(
+        tmp_path, "python train.py --mini-batch-size=128 --test-mini-batch-size=16384 --learning-rate=0.1 --use-gpu"
+    )
+    assert md.model_name == "RankNet" and md.provenance["model_name"].line == 23
+    assert md.batch_size_per_device == 128 and md.provenance["batch_size_per_device"].path == "use"
+    assert md.distributed == "dp" and md.learning_rate == 0.1
+
+
+ATTENTION_LSTM = """
+import torch, torch.nn as nn
+
+class Attention(nn.Module):
+    def __init__(self, enc, dec, att):
+        super().__init__()
+        self.enc_att, self.dec_att, self.full_att = nn.Linear(enc, att), nn.Linear(dec, att), nn.Linear(att, 1)
+
+class CaptionDecoder(nn.Module):
+    def __init__(self, vocab=10000):
+        super().__init__()
+        self.attention = Attention(2048, 512, 512)
+        self.embedding = nn.Embedding(vocab, 512)
+        self.decode_step = nn.LSTMCell(512 + 2048, 512)
+        self.fc = nn.Linear(512, vocab)
+
+decoder = CaptionDecoder()
+optimizer = torch.optim.Adam(decoder.parameters(), lr=4e-4)
+"""
+
+
+def test_an_lstm_cell_decoder_with_additive_attention_is_recurrent(tmp_path: Path) -> None:
+    """``nn.LSTMCell`` counts as a recurrent layer, and a local ``Attention`` module beside it does not make the
+    model a transformer (only self-attention / transformer layers do)."""
+    write(tmp_path, {"train.py": ATTENTION_LSTM})
+    md = extract_metadata(tmp_path, "python train.py")
+    assert md.model_name == "CaptionDecoder" and md.model_type == "rnn"
+    write(tmp_path, {"train.py": ATTENTION_LSTM.replace("Attention(2048, 512, 512)", "nn.MultiheadAttention(512, 8)")})
+    assert extract_metadata(tmp_path, "python train.py").model_type == "decoder_only_transformer"
+
+
+RUN_LIB = """
+import torch
+import models.utils as mutils
+
+def train(config, workdir):
+    score_model = mutils.create_model(config)
+    optimizer = torch.optim.Adam(score_model.parameters(), lr=config.optim.lr)
+    loader = torch.utils.data.DataLoader(range(10), batch_size=config.training.batch_size, shuffle=True)
+"""
+RUN_MAIN = """
+import run_lib
+from absl import app, flags
+from ml_collections.config_flags import config_flags
+FLAGS = flags.FLAGS
+config_flags.DEFINE_config_file("config", None, "Training configuration.")
+def main(argv):
+    run_lib.train(FLAGS.config, "/out")
+app.run(main)
+"""
+MODEL_UTILS = """
+_MODELS = {}
+def create_model(config):
+    return _MODELS[config.model.name](config)
+"""
+
+
+def test_a_helper_s_own_create_model_names_no_model(tmp_path: Path) -> None:
+    """Followed into a helper of a module imported whole (``run_lib.train(FLAGS.config, ...)``), the job's own
+    ``mutils.create_model(config)`` builds from a config: it is not timm's ``create_model(name)`` and names nothing
+    (the config's path is no model name); the helper's loader still gives the batch."""
+    write(tmp_path, {"main.py": RUN_MAIN, "run_lib.py": RUN_LIB, "models/utils.py": MODEL_UTILS,
+                     "models/__init__.py": "", "configs/cifar10_big.py": "def get_config():\n    return None\n"})  # fmt: skip
+    md = extract_metadata(tmp_path, "python main.py --config configs/cifar10_big.py")
+    assert md.model_name is None or "cifar10" not in md.model_name

@@ -79,10 +79,13 @@ _LAYER_KINDS: Final = (
         r"Conv[123]d|ConvTranspose[123]d|(?:Batch|Instance)Norm[23]d|(?:Max|Avg|AdaptiveAvg|AdaptiveMax)Pool[23]d",
         "conv",
     ),
-    (r"LSTM|GRU|RNN", "rnn"),
+    (r"(?:LSTM|GRU|RNN)(?:Cell)?", "rnn"),  # (a decoder stepping an `nn.LSTMCell` is recurrent too)
     (r"Linear", "linear"),
     (r"Embedding", "embedding"),  # a lookup of tokens: with only linear layers besides, no MLP over features
 )
+
+
+_SELF_ATTENTION: Final = re.compile(r"Multihead\w*|\w*SelfAttention\w*|Transformer\w*|\w*TransformerBlock")
 
 
 @dataclass
@@ -203,8 +206,10 @@ def model_type_of(names: list[str], mc: ModelClass | None) -> str | None:
         if hit is not None and hit[1]:
             return hit[1]
     if mc is not None and mc.layers:
-        if "transformer" in mc.layers:
-            return "decoder_only_transformer"
+        if "transformer" in mc.layers and not (
+            "rnn" in mc.layers and not any(map(_SELF_ATTENTION.fullmatch, mc.layer_calls))
+        ):
+            return "decoder_only_transformer"  # (an LSTM decoder with an additive `Attention` module is an RNN)
         if "conv" in mc.layers:
             return "cnn"
         if "rnn" in mc.layers:

@@ -42,7 +42,7 @@ from schedmate.agents.advisor.extract.config_sources import (
 from schedmate.agents.advisor.extract.syntax import last_names, parse, walk
 from schedmate.agents.advisor.extract.workspace import Workspace
 
-__all__ = ["SPLIT_LOADER", "Use", "find_uses"]
+__all__ = ["OPTIMIZERS", "SPLIT_LOADER", "Use", "find_uses"]
 
 _MAX_DEPTH: Final = 24
 _UNKNOWN: Final = object()
@@ -50,7 +50,7 @@ _BIN: Final[dict[type, Callable[[Any, Any], Any]]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
 }  # fmt: skip
-_OPTIMIZERS: Final = frozenset(
+OPTIMIZERS: Final = frozenset(
     {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "LAMB", "Lamb", "Lion",
      "AdamW8bit", "Adam8bit", "PagedAdamW", "PagedAdamW8bit", "FusedAdam", "FusedLAMB", "DeepSpeedCPUAdam",
      "Adafactor", "LARS", "SophiaG", "ASGD", "Rprop", "SparseAdam"}
@@ -139,6 +139,7 @@ class _Resolver:
         self._tests: dict[int, ast.expr] = {}  # id(If) → its test
         self._modules: dict[str, ast.Module | None] = {}  # workspace module path → parsed (once)
         self._helpers: dict[str, ast.FunctionDef | None] = {}  # imported name → its definition (once)
+        self._helper_files: dict[str, str] = {}  # imported name → the workspace file that defines it
         self._imports: dict[str, tuple[str, int, str]] | None = None  # local name → (module, level, name there)
         self._module_files: dict[str, str | None] = {}  # local name → the workspace module it names (once)
         self._scope_lines: dict[int, _Scope] = {}  # line → innermost function scope (once)
@@ -858,6 +859,26 @@ def _job_function(ws: Workspace, r: _Resolver, tree: ast.Module, call: ast.Call,
     return ws.module_file(dotted, max(level, 0), file) is not None
 
 
+def _defined_in(ws: Workspace, tree: ast.Module, file: str, call: ast.Call) -> bool:
+    """Whether ``call`` (inside the module ``tree`` of ``file``) calls a function of the job's own code: defined in
+    that module or imported there from the workspace (``import models.utils as mutils; mutils.create_model(...)``)."""
+    head = _dotted(call.func).split(".")[0]
+    if not head:
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == head:
+            return True
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if (a.asname or a.name.split(".")[0]) == head:
+                    return ws.module_file(a.name if a.asname else head, 0, file) is not None
+        if isinstance(node, ast.ImportFrom):
+            for a in node.names:
+                if (a.asname or a.name) == head:
+                    return ws.module_file(node.module or "", node.level, file) is not None
+    return False
+
+
 def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     """(field, argument expression, how) for every hyper-parameter ``call`` consumes. ``partial(f, k=v)`` binds
     what ``f`` will consume (``partial(torch.autocast, dtype=amp_dtype)``)."""
@@ -871,7 +892,7 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     elif name == "auto_dataloader":  # ignite's idist.auto_dataloader: the batch is the total, split over the ranks
         if (a := _args_of(call, ("batch_size",))) is not None:
             yield "batch", a, SPLIT_LOADER
-    elif name in _OPTIMIZERS:
+    elif name in OPTIMIZERS:
         if (a := _args_of(call, ("lr", "learning_rate"), 1)) is not None:
             yield "lr", a, f"{name}(lr=)"
         elif (
@@ -974,7 +995,9 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
 
 
 _WRAPS: Final = {"FullyShardedDataParallel": "fsdp_wrap", "FSDP": "fsdp_wrap", "fully_shard": "fsdp_wrap",
-                 "DistributedDataParallel": "ddp_wrap", "DDP": "ddp_wrap", "DataParallel": "dp_wrap"}  # fmt: skip
+                 "DistributedDataParallel": "ddp_wrap", "DDP": "ddp_wrap", "DataParallel": "dp_wrap",
+                 "parallel_apply": "dp_wrap"}  # fmt: skip
+# (torch.nn.parallel.parallel_apply: DataParallel taken apart — replicas of the model run on the visible GPUs)
 _CASTS: Final = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.half": "fp16"}
 _DTYPES: Final = {"torch.bfloat16": "bfloat16", "torch.float16": "float16", "torch.half": "float16",
                   "torch.float32": "float32", "torch.float": "float32"}  # fmt: skip
@@ -1061,6 +1084,15 @@ def _loader_rank(call: ast.Call) -> int:
     )
     src = ast.unparse(first).lower() if first is not None else ""
     shuffle = _args_of(call, ("shuffle",))
+    split = {
+        k.value.value.lower() for k in call.keywords
+        if k.arg in ("split", "mode", "subset", "phase") and isinstance(k.value, ast.Constant)
+        and isinstance(k.value.value, str)
+    }  # fmt: skip
+    if split & {"val", "valid", "validation", "test", "eval", "dev"}:
+        return 0  # `DataLoader(data_dir, batch_size=b, split="test")`
+    if "train" in split:
+        return 2
     if any(w in src for w in ("val", "test", "eval")):
         return 0
     if "train" in src:
@@ -1078,9 +1110,14 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
     name = _callee(call)
     if not name or name in r.functions or not isinstance(call.func, ast.Name | ast.Attribute):
         return []
-    fn = _imported_function(ws, r, name, file)
+    fn, key = _imported_function(ws, r, name, file), name
+    if fn is None and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
+        key = f"{call.func.value.id}.{name}"  # `import data_utils as dp; dp.loaders(args)`
+        fn = _module_function(ws, r, call.func.value.id, name, file)
     if fn is None:
         return []
+    helper_file = r._helper_files.get(key, "")
+    helper_tree = r.parsed(helper_file) if helper_file else None
     params = [p.arg for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]]
     out: list[tuple[str, ast.expr, str]] = []
     for expr, _ in _accumulation_sites(fn):
@@ -1091,11 +1128,16 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
                 out.append(("grad_accum", mapped, f"{name}() → step every N micro-batches"))
     sub = _HelperSubstitution(fn, call, params)
     arms = _if_arms(fn)
+    loader_ranks: dict[int, int] = {}  # index in out → how surely that loader is the training loader
     for node in walk(fn):
         charge_nodes()
         if not isinstance(node, ast.Call):
             continue
-        consumers = list(_consumers(node))
+        consumers = [
+            c
+            for c in _consumers(node)
+            if not (c[2] == "create_model()" and helper_tree and _defined_in(ws, helper_tree, helper_file, node))
+        ]  # (the job's own `create_model(config)` builds from a config; it names no architecture)
         if not consumers or not _arms_may_run(r, sub, arms.get(id(node), ()), call):
             continue
         for fieldname, arg, how in consumers:
@@ -1104,6 +1146,11 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
                 mapped = ast.copy_location(copy.copy(mapped), call)  # a call's own argument: the tree stays as parsed
                 ast.fix_missing_locations(mapped)
                 out.append((fieldname, mapped, f"{name}() → {how}"))
+                if fieldname == "batch":
+                    loader_ranks[len(out) - 1] = _loader_rank(node)
+    if loader_ranks:  # the helper builds train and test loaders: the batch is the surest training loader's
+        best = max(loader_ranks.values())
+        out = [c for i, c in enumerate(out) if loader_ranks.get(i, best) == best]
     return out
 
 
@@ -1221,7 +1268,24 @@ def _imported_function(ws: Workspace, r: _Resolver, name: str, file: str) -> ast
             r._helpers[name] = next(
                 (d for d in (mod.body if mod else []) if isinstance(d, ast.FunctionDef) and d.name == real), None
             )
+            r._helper_files[name] = path or ""
     return r._helpers[name]
+
+
+def _module_function(ws: Workspace, r: _Resolver, alias: str, name: str, file: str) -> ast.FunctionDef | None:
+    """The definition of ``alias.name`` where ``alias`` is a workspace module the entry script imports whole
+    (``import dlrm_data_pytorch as dp``), looked up once."""
+    key = f"{alias}.{name}"
+    if key not in r._helpers:
+        r._helpers[key] = None
+        if (imported := r.imports().get(alias)) is not None and imported[1] < 0:
+            path = ws.module_file(imported[2], 0, file)
+            mod = r.parsed(path) if path else None
+            r._helpers[key] = next(
+                (d for d in (mod.body if mod else []) if isinstance(d, ast.FunctionDef) and d.name == name), None
+            )
+            r._helper_files[key] = path or ""
+    return r._helpers[key]
 
 
 def _epoch_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:

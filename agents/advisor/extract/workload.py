@@ -30,6 +30,7 @@ from schedmate.agents.advisor.extract.identity import (
 from schedmate.agents.advisor.extract.known import known_model
 from schedmate.agents.advisor.extract.param_count import UNKNOWN, ParamCounter, namespace
 from schedmate.agents.advisor.extract.syntax import parse, walk
+from schedmate.agents.advisor.extract.usesites import OPTIMIZERS
 from schedmate.agents.advisor.extract.values import Obj
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.schemas.jobs_metadata import FieldSource
@@ -160,6 +161,7 @@ def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
                 and isinstance(inner.func.value, ast.Name)
             ):  # fmt: skip
                 owners.append(inner.func.value.id)
+    owners += [o for o in _grouped_owners(tree) if o not in owners]
     methods = _class_lines(tree)
     for name in owners:
         found: list[tuple[bool, str, ast.Call]] = []
@@ -182,6 +184,53 @@ def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
             _, cls, call = min(found, key=lambda f: f[0])  # the first outside any class, else the first
             return cls, call
     return None
+
+
+def _parameter_owners(expr: ast.AST) -> list[str]:
+    """Names whose parameters ``expr`` hands over: ``model.parameters()``, ``model.head.parameters()``,
+    ``[{"params": model.encoder.parameters(), "lr": lr}]``, ``filter(f, model.parameters())``."""
+    out: list[str] = []
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PARAMETERS:
+            base = node.func.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id not in out and base.id != "self":
+                out.append(base.id)
+    return out
+
+
+_PARAMETERS: Final = frozenset({"parameters", "named_parameters"})
+
+
+def _grouped_owners(tree: ast.Module) -> list[str]:
+    """The modules an optimizer trains when its parameters come in groups or through a variable: ``parameters =
+    dlrm.parameters() if one_rank else [{"params": dlrm.bot_l.parameters()}, ...]`` then
+    ``optimizer = opts[args.optimizer](parameters, lr=...)`` — the first argument (or ``params=``) of a call that
+    builds an optimizer, followed through a name assigned once in the same file."""
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned.setdefault(node.targets[0].id, []).append(node.value)
+    out: list[str] = []
+    for node in walk(tree):
+        if not isinstance(node, ast.Call) or not _builds_optimizer(node):
+            continue
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "params"), None)
+        if isinstance(first, ast.Name) and len(assigned.get(first.id, ())) == 1:
+            first = assigned[first.id][0]
+        if isinstance(first, ast.List | ast.Tuple | ast.IfExp | ast.Call | ast.ListComp):
+            out += [o for o in _parameter_owners(first) if o not in out]
+    return out
+
+
+def _builds_optimizer(call: ast.Call) -> bool:
+    """``torch.optim.SGD(...)``, ``build_optimizer(...)``, or a constructor picked from a table
+    (``opts[args.optimizer](...)``)."""
+    if isinstance(call.func, ast.Subscript):
+        return True
+    name = _callee_name(call)
+    return name in OPTIMIZERS or "optim" in name.lower()
 
 
 def _class_lines(tree: ast.Module) -> list[tuple[int, int]]:
