@@ -719,3 +719,77 @@ def test_a_helper_s_own_create_model_names_no_model(tmp_path: Path) -> None:
                      "models/__init__.py": "", "configs/cifar10_big.py": "def get_config():\n    return None\n"})  # fmt: skip
     md = extract_metadata(tmp_path, "python main.py --config configs/cifar10_big.py")
     assert md.model_name is None or "cifar10" not in md.model_name
+
+
+CONFIG_CLASS = """
+class Config:
+    voc_data_dir = '/dataset/VOC2007/'
+    lr = 1e-3
+    epoch = 14
+
+    def _parse(self, kwargs):
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+
+opt = Config()
+"""
+FIRE_TRAIN = """
+import torch
+from apex.parallel import DistributedDataParallel as ApexDDP
+from utils.config import opt
+from model import DetectorVGG16
+from trainer import DetectorTrainer
+
+def train(**kwargs):
+    opt._parse(kwargs)
+    detector = DetectorVGG16()
+    trainer = DetectorTrainer(detector).cuda()
+    model = ApexDDP(trainer)
+    params = [p for p in trainer.params() if p.requires_grad]
+    optimizer = torch.optim.SGD(params, lr=opt.lr)
+    for epoch in range(opt.epoch):
+        pass
+
+if __name__ == '__main__':
+    import fire
+    fire.Fire()
+"""
+
+
+def test_an_imported_config_instance_s_class_attributes_and_the_module_a_trainer_is_built_around(
+    tmp_path: Path,
+) -> None:
+    """``from utils.config import opt`` where ``opt = Config()`` holds the settings as class attributes: ``opt.epoch``
+    is 14; a class that sets its attributes from ``fire``'s keyword arguments takes the command line's
+    ``--lr=0.02`` over its default. The model is the module a ``...Trainer`` is built around, never the
+    data-parallel wrapper imported under another name (``ApexDDP``)."""
+    write(tmp_path, {"train.py": FIRE_TRAIN, "utils/config.py": CONFIG_CLASS, "utils/__init__.py": "",
+                     "model.py": "class DetectorVGG16:\n    pass\n", "trainer.py": ""})  # fmt: skip
+    md = extract_metadata(tmp_path, "python train.py train --env=x")
+    assert md.epochs == 14 and md.learning_rate == 0.001 and md.model_name == "DetectorVGG16"
+    md = extract_metadata(tmp_path, "python train.py train --lr=0.02 --epoch 3")
+    assert md.learning_rate == 0.02 and md.epochs == 3
+
+
+OWN_FACTORY_TRAIN = """
+import argparse, torch
+from effdet import create_model
+p = argparse.ArgumentParser()
+p.add_argument('--model', default='tf_efficientdet_d1')
+p.add_argument('--cfg', default='')
+args = p.parse_args()
+model = create_model(args.model or args.cfg, bench_task='train')
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+"""
+
+
+def test_the_job_s_own_create_model_given_an_architecture_name_names_the_model(tmp_path: Path) -> None:
+    """The job's own ``create_model(args.model)`` with ``--model efficientdet_d0`` builds a named, well-known
+    architecture (named and counted from the known-model table); given a config path it names nothing."""
+    write(tmp_path, {"train.py": OWN_FACTORY_TRAIN, "effdet/__init__.py": "from .factory import create_model\n",
+                     "effdet/factory.py": "def create_model(name, **kw):\n    return None\n"})  # fmt: skip
+    md = extract_metadata(tmp_path, "python train.py --model efficientdet_d0")
+    assert md.model_name == "efficientdet_d0" and md.params_millions == 3.9 and md.model_type == "cnn_detector"
+    md = extract_metadata(tmp_path, "python train.py --model '' --cfg configs/det.yaml")
+    assert md.model_name not in {"configs/det.yaml", "det"}

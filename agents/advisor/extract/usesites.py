@@ -404,6 +404,8 @@ class _Resolver:
                     isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
                     and stmt.targets[0].id == name
                 ):  # fmt: skip
+                    if (fields := self._config_instance(tree, stmt.value)) is not None:
+                        return fields
                     return _literal(stmt.value)
         for stmt in tree.body:
             if not isinstance(stmt, ast.ImportFrom):
@@ -415,6 +417,33 @@ class _Resolver:
                     if path and path != file and (v := self._imported_constant(real, path, depth + 1)) is not _UNKNOWN:
                         return v
         return _UNKNOWN
+
+    def _config_instance(self, tree: ast.Module, value: ast.expr) -> dict[str, Any] | None:
+        """``opt = Config()`` of a module whose ``class Config`` holds the settings as class attributes (``lr = 1e-3``):
+        those literals. A class that sets its own attributes from what it is given (``setattr(self, k, v)``, as
+        ``opt._parse(kwargs)`` does with the command line's ``--lr=...``) takes the command line's flags over them."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and not value.args):
+            return None
+        cls = next((c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == value.func.id), None)
+        if cls is None or (cls.bases and not all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases)):
+            return None  # (a subclass's inherited settings cannot be told from its own body)
+        fields: dict[str, Any] = {}
+        for stmt in cls.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                target, rhs = stmt.targets[0], stmt.value
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                target, rhs = stmt.target, stmt.value
+            else:
+                continue
+            if isinstance(target, ast.Name) and (v := _literal(rhs)) is not _UNKNOWN:
+                fields[target.id] = v
+        if not fields:
+            return None
+        if any(isinstance(n, ast.Call) and _callee(n) == "setattr" and n.args and _dotted(n.args[0]) == "self"
+               for n in walk(cls)):  # fmt: skip
+            fields.update({k: v for k, v in self.cli.items() if k in fields})  # `--lr 0.02`
+            fields.update({k: v.value for k, v in self.settings.items() if k in fields and v.source == "command"})
+        return fields
 
     def _param(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str, depth: int) -> Any | None:
         a = fn.args
@@ -857,6 +886,16 @@ def _job_function(ws: Workspace, r: _Resolver, tree: ast.Module, call: ast.Call,
     module, level, name = imported
     dotted = name if level < 0 else module
     return ws.module_file(dotted, max(level, 0), file) is not None
+
+
+def _names_architecture(value: object) -> bool:
+    """Whether a value handed to the job's own ``create_model`` is an architecture's name (``"efficientdet_d0"``)
+    rather than a config (a path, a config object): a word, no folder, no file suffix."""
+    return (
+        isinstance(value, str)
+        and re.fullmatch(r"[A-Za-z][\w.-]*", value) is not None
+        and not re.search(r"\.(?:ya?ml|json|py|toml|cfg|ini)$", value, re.I)
+    )
 
 
 def _defined_in(ws: Workspace, tree: ast.Module, file: str, call: ast.Call) -> bool:
@@ -1410,9 +1449,9 @@ def find_uses(
             out["device_count"] = Use(True, file, node.lineno, "reads the visible GPU count where it runs")
         scope = _scope_at(r, tree, node.lineno)
         for fieldname, arg, how in [*_consumers(node), *_helper_consumers(ws, r, node, file)]:
-            if how == "create_model()" and _job_function(ws, r, tree, node, file):
-                continue  # the job's own `create_model('./models/cldm_v15.yaml')` builds from a config, names nothing
             v = r.value(arg, scope, node.lineno)
+            if how == "create_model()" and not _names_architecture(v) and _job_function(ws, r, tree, node, file):
+                continue  # the job's own `create_model('./models/cldm_v15.yaml')` builds from a config, names nothing
             if fieldname == "strategy" and v is _UNKNOWN:
                 v = _built_class(arg, scope, r)  # `strategy=FSDPStrategy(...)`, or a name bound to one
             if v is _UNKNOWN and any(

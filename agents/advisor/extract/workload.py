@@ -163,6 +163,7 @@ def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
                 owners.append(inner.func.value.id)
     owners += [o for o in _grouped_owners(tree) if o not in owners]
     methods = _class_lines(tree)
+    wrappers = _WRAPPERS | _wrapper_aliases(tree)
     for name in owners:
         found: list[tuple[bool, str, ast.Call]] = []
         for node in walk(tree):
@@ -178,12 +179,21 @@ def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
                     call = call.func.value  # Transformer(...).to(device)
                 func = call.func
                 cls = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-                if cls and cls[0].isupper() and cls not in _WRAPPERS:
+                if cls and cls[0].isupper() and cls not in wrappers:
                     found.append((any(a <= node.lineno <= b for a, b in methods), cls, call))
         if found:
             _, cls, call = min(found, key=lambda f: f[0])  # the first outside any class, else the first
             return cls, call
     return None
+
+
+def _wrapper_aliases(tree: ast.Module) -> set[str]:
+    """Names a module binds to a data-parallel or EMA wrapper under another name
+    (``from apex.parallel import DistributedDataParallel as ApexDDP``)."""
+    return {
+        a.asname for node in walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
+        for a in node.names if a.asname and a.name.rsplit(".", 1)[-1] in _WRAPPERS
+    }  # fmt: skip
 
 
 def _parameter_owners(expr: ast.AST) -> list[str]:
@@ -267,8 +277,9 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
             return u.value, call
     in_classes = _class_lines(tree)
     found: list[tuple[bool, str, ast.Call]] = []
+    wrappers = _WRAPPERS | _wrapper_aliases(tree)
     for m in _MODEL_VAR.finditer(ex.code):
-        if m.group("cls") in _WRAPPERS or m.group("cls") in _NOT_MODELS or m.group("cls").endswith(_NOT_MODEL_SUFFIXES):
+        if m.group("cls") in wrappers or m.group("cls") in _NOT_MODELS or m.group("cls").endswith(_NOT_MODEL_SUFFIXES):
             continue  # `model = DistributedDataParallel(model)` wraps the model; it does not build one
         line = ex.code[: m.start("cls")].count("\n") + 1
         for node in walk(tree):
@@ -306,12 +317,18 @@ def _unwrapped(call: ast.Call) -> ast.Call:
 
 
 def _fitted_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
-    """``trainer.fit(system, ...)`` (Lightning): the module a trainer fits is the model; its constructor names it."""
+    """``trainer.fit(system, ...)`` (Lightning) or ``XTrainer(model, ...)``: the module a trainer fits or is built
+    around is the model; its constructor names it."""
     for node in walk(tree):
-        if not (isinstance(node, ast.Call) and _callee_name(node) == "fit" and isinstance(node.func, ast.Attribute)):
+        if not isinstance(node, ast.Call):
             continue
-        owner = node.func.value
-        trainer = _callee_name(owner) == "Trainer" if isinstance(owner, ast.Call) else "trainer" in _dotted_name(owner)
+        if _callee_name(node) == "fit" and isinstance(node.func, ast.Attribute):
+            owner = node.func.value
+            trainer = (
+                _callee_name(owner) == "Trainer" if isinstance(owner, ast.Call) else "trainer" in _dotted_name(owner)
+            )
+        else:  # `FasterRCNNTrainer(faster_rcnn)`: the module a trainer class is built around
+            trainer = _callee_name(node).endswith("Trainer") and _callee_name(node)[:1].isupper()
         first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "model"), None)
         if not trainer or not isinstance(first, ast.Name):
             continue
