@@ -7,6 +7,8 @@ from pathlib import Path
 
 from schedmate.agents.advisor.extract.metadata import extract_metadata
 from schedmate.agents.advisor.extract.syntax import parse, walk
+from schedmate.agents.advisor.extract.syspath import sys_path_roots
+from schedmate.agents.advisor.extract.workspace import Workspace
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -793,3 +795,75 @@ def test_the_job_s_own_create_model_given_an_architecture_name_names_the_model(t
     assert md.model_name == "efficientdet_d0" and md.params_millions == 3.9 and md.model_type == "cnn_detector"
     md = extract_metadata(tmp_path, "python train.py --model '' --cfg configs/det.yaml")
     assert md.model_name not in {"configs/det.yaml", "det"}
+
+
+INIT_PATHS = """
+import os.path as osp
+import sys
+
+def add_path(path):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+this_dir = osp.dirname(__file__)
+add_path(osp.join(this_dir, '..', 'lib'))
+add_path(osp.join(this_dir, '..', '..', 'outside'))
+"""
+LIB_TRAIN = """
+import torch
+import _init_paths
+import models
+from config import config
+from utils import FullModel
+model = eval('models.' + config.MODEL.NAME + '.get_seg_model')(config)
+model = FullModel(model, criterion)
+optimizer = torch.optim.SGD(model.parameters(), lr=config.TRAIN.LR)
+end_epoch = config.TRAIN.END_EPOCH + config.TRAIN.EXTRA_EPOCH
+for epoch in range(0, end_epoch):
+    pass
+"""
+LIB_DEFAULTS = """
+from yacs.config import CfgNode as CN
+_C = CN()
+_C.MODEL = CN()
+_C.MODEL.NAME = 'seg_hrnet'
+_C.TRAIN = CN()
+_C.TRAIN.LR = 0.01
+_C.TRAIN.END_EPOCH = 484
+_C.TRAIN.EXTRA_EPOCH = 0
+config = _C
+"""
+
+
+def test_folders_an_init_paths_module_puts_on_sys_path_are_import_roots(tmp_path: Path) -> None:
+    """``import _init_paths`` whose ``add_path(osp.join(this_dir, '..', 'lib'))`` puts ``lib/`` on ``sys.path``:
+    ``from config import config`` is ``lib/config``, so its yacs defaults count (``END_EPOCH + EXTRA_EPOCH``); a folder
+    outside the workspace is never a root. ``model = FullModel(model, criterion)`` wraps the model, does not build
+    one."""
+    write(tmp_path, {"tools/train.py": LIB_TRAIN, "tools/_init_paths.py": INIT_PATHS,
+                     "lib/config/__init__.py": "from .default import config\n", "lib/config/default.py": LIB_DEFAULTS,
+                     "lib/models/__init__.py": "",
+                     "lib/utils.py": "import torch.nn as nn\nclass FullModel(nn.Module):\n    pass\n"})  # fmt: skip
+    ws = Workspace(tmp_path)
+    assert sys_path_roots(ws, "tools/train.py") == ["lib"]
+    md = extract_metadata(tmp_path, "python tools/train.py")
+    assert md.epochs == 484 and md.learning_rate == 0.01 and md.model_name != "FullModel"
+
+
+BASICSR_OPTIONS = """
+network_g:
+  type: RRDBNet
+  num_block: 23
+train:
+  optim_g: {type: Adam, lr: 0.0002}
+  total_iter: 1000000
+"""
+
+
+def test_an_installed_library_s_registered_network_type_names_the_model(tmp_path: Path) -> None:
+    """``network_g.type: RRDBNet`` in options handed to an installed library (BasicSR's ``train_pipeline``, no
+    class of that name in the workspace) still names the model."""
+    write(tmp_path, {"train.py": "from basicsr.train import train_pipeline\ntrain_pipeline('.')\n",
+                     "options/train.yml": BASICSR_OPTIONS})  # fmt: skip
+    md = extract_metadata(tmp_path, "python train.py -opt options/train.yml")
+    assert md.model_name == "RRDBNet" and md.max_steps == 1000000

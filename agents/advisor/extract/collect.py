@@ -37,6 +37,7 @@ from schedmate.agents.advisor.extract.dict_parsers import dict_parser_specs, fac
 from schedmate.agents.advisor.extract.hydra import compose_hydra
 from schedmate.agents.advisor.extract.launch import Launch, small_count
 from schedmate.agents.advisor.extract.syntax import parse, walk
+from schedmate.agents.advisor.extract.syspath import sys_path_roots
 from schedmate.agents.advisor.extract.usesites import SPLIT_LOADER, Use, find_uses
 from schedmate.agents.advisor.extract.workspace import Workspace
 
@@ -539,6 +540,7 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
         ex.values.update(flag_values(launch.args))
         ex.values.update(overrides)
     elif script.endswith(".py"):
+        ws.add_import_roots(sys_path_roots(ws, script))  # `import _init_paths` puts lib/ on sys.path
         _python_entry(ws, ex, overrides)
         ex.uses = find_uses(
             ws, ex.code, script, launch.args, ex.values, world_size=_world_size(launch, ex.code),

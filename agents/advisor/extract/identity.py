@@ -252,6 +252,7 @@ def task_of(
         (r"text[-_ ]to[-_ ]speech|\btts\b|tacotron|fastspeech|vocoder|hifi-?gan|waveglow|melgan", "text_to_speech"),
         (r"semantic segmentation|segmentation", "semantic_segmentation"),
         (r"object detection", "object_detection"),
+        (r"super[-_ ]?resolution", "image_super_resolution"),
         (r"diffusion", "image_generation_diffusion"),
     ):
         if re.search(pattern, low):

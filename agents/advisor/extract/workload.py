@@ -179,7 +179,8 @@ def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
                     call = call.func.value  # Transformer(...).to(device)
                 func = call.func
                 cls = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-                if cls and cls[0].isupper() and cls not in wrappers:
+                rewraps = bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == name
+                if cls and cls[0].isupper() and cls not in wrappers and not rewraps:  # not `model = Full(model, loss)`
                     found.append((any(a <= node.lineno <= b for a, b in methods), cls, call))
         if found:
             _, cls, call = min(found, key=lambda f: f[0])  # the first outside any class, else the first
@@ -287,7 +288,9 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
                 continue
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
             if name == m.group("cls"):
-                found.append((any(a <= line <= b for a, b in in_classes), m.group("cls"), node))
+                first = node.args[0] if node.args else None
+                if not (isinstance(first, ast.Name) and first.id == m.group("var")):  # `model = FullModel(model, loss)`
+                    found.append((any(a <= line <= b for a, b in in_classes), m.group("cls"), node))  # wraps, not built
                 break
     if found:
         _, cls, node = min(found, key=lambda f: f[0])  # the first outside any class, else the first
@@ -687,6 +690,22 @@ def _model_from_type_setting(
     return _Model()
 
 
+def _model_from_library_registry(ex: Extraction, prov: dict[str, FieldSource]) -> _Model:
+    """A class an installed library builds from its registry (BasicSR ``network_g.type: RRDBNet``): a CamelCase
+    ``type`` directly under a top-level model section, named though its code is not in the workspace."""
+    for key, v in ex.values.items():
+        section, _, leaf = key.rpartition(".")
+        name = v.value
+        if (
+            leaf == "type" and section and "." not in section and _MODEL_PATH.search(section)
+            and not _EVAL_KEY.search(section) and isinstance(name, str)
+            and re.fullmatch(r"[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*", name) and name not in _MM_WRAPPERS
+        ):  # fmt: skip
+            prov["model_name"] = FieldSource(file=v.source, line=v.line)
+            return _Model(name, None, None)
+    return _Model()
+
+
 _EVAL_KEY: Final = re.compile(r"(?:^|\.)(?:val|valid|validation|test|eval|teacher|ema)\b", re.I)
 
 
@@ -960,6 +979,8 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
         model = _model_from_type_setting(ws, ex, counter, prov)
     if model.name is None and found_pretrained is None:
         model = _model_from_openmmlab(ex, prov)
+        if model.name is None:
+            model = _model_from_library_registry(ex, prov)
     elif model.cls is None and found_pretrained is None and target is None:
         typed = _model_from_type_setting(ws, ex, counter, prov)  # the call built a harness (`M(opt)`, KAIR's model
         if typed.name is not None:  # wrapper); a setting names the network it trains (the harness's count is its)

@@ -77,6 +77,14 @@ class Workspace:
         # relative path → real path, or why not: one workspace serves one extraction, which asks for the same
         # paths many times (bounded by the files it may read and the imports it follows)
         self._resolved: dict[str, Path | WorkspaceError] = {}
+        self.import_roots: tuple[str, ...] = ()  # folders the job puts on sys.path (``import _init_paths``)
+
+    def add_import_roots(self, roots: list[str]) -> None:
+        """Folders (relative to the root) that absolute imports are also looked up from, after the usual ones."""
+        new = tuple(r for r in roots if r not in self.import_roots)
+        if new:
+            self.import_roots += new
+            self._modules.clear()  # an import that was not found may be found now
 
     def resolve(self, rel: str | Path) -> Path:
         """The real path of ``rel`` inside the root; raises :class:`WorkspaceError` if it escapes."""
@@ -141,7 +149,9 @@ class Workspace:
 
     def _module_file(self, module: str, level: int, base: PurePosixPath) -> str | None:
         parts = [p for p in module.split(".") if p]
-        roots = [base] if level else [base, PurePosixPath(), PurePosixPath("src")]  # src layout: src/pkg/
+        roots = (
+            [base] if level else [base, PurePosixPath(), PurePosixPath("src"), *map(PurePosixPath, self.import_roots)]
+        )
         if level > 1:
             roots = [base.parents[level - 2]] if len(base.parents) >= level - 1 else []
         for root in roots:

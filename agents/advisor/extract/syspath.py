@@ -1,0 +1,138 @@
+"""Folders an entry script puts on ``sys.path`` before its imports (read, never run).
+
+Older research code imports its library folder as top-level packages after ``import _init_paths``, a module
+whose only job is ``sys.path.insert(0, osp.join(osp.dirname(__file__), '..', 'lib'))``. Those folders are import
+roots for the rest of the analysis. Only path expressions made of ``__file__``, string literals,
+``os.path.join/dirname/abspath/realpath/normpath``, ``pathlib.Path`` (``.parent``, ``/``, ``.resolve()``) and names
+assigned those at module level are followed; a root must stay inside the workspace.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import PurePosixPath
+
+from schedmate.agents.advisor.extract.syntax import parse, walk
+from schedmate.agents.advisor.extract.workspace import Workspace
+
+__all__ = ["sys_path_roots"]
+
+_SAME = frozenset({"abspath", "realpath", "normpath", "resolve", "absolute", "expanduser", "str", "Path", "fspath"})
+
+
+def sys_path_roots(ws: Workspace, script: str) -> list[str]:
+    """Workspace folders (relative paths, ``""`` for the root) that ``script`` or a workspace module it imports
+    adds to ``sys.path`` at module level, in the order added."""
+    tree = _tree(ws, script, needs_sys_path=False)
+    if tree is None:
+        return []
+    files = [script]
+    for node in tree.body:  # `import _init_paths`: a local module run first, for its side effect on sys.path
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found = ws.module_file(alias.name, 0, script)
+                if found is not None and found not in files:
+                    files.append(found)
+    roots: list[str] = []
+    for file in files[:6]:
+        module = tree if file == script else _tree(ws, file)
+        if module is not None:
+            roots += [r for r in _added(module, file) if r not in roots]
+    return roots
+
+
+def _tree(ws: Workspace, file: str, *, needs_sys_path: bool = True) -> ast.Module | None:
+    text = ws.read_text_or_none(file)
+    if not text or (needs_sys_path and "sys.path" not in text):
+        return None
+    try:
+        return parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _added(tree: ast.Module, file: str) -> list[str]:
+    """The folders ``tree`` (the module ``file``) adds: ``sys.path.insert(i, p)`` / ``sys.path.append(p)``, directly
+    or through a function of the module that does it with its parameter (``add_path(lib_path)``)."""
+    env: dict[str, PurePosixPath] = {}
+    adders = {fn.name for fn in tree.body if isinstance(fn, ast.FunctionDef) and _adds_parameter(fn)}
+    out: list[str] = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            value = _path(stmt.value, env, file)
+            if value is not None:
+                env[stmt.targets[0].id] = value
+        for node in walk(stmt) if isinstance(stmt, ast.Expr | ast.If) else ():
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            arg = node.args[-1] if _sys_path_call(node) else node.args[0] if _name(node.func) in adders else None
+            folder = _path(arg, env, file) if arg is not None else None
+            if folder is not None and (text := _inside(folder)) is not None and text not in out:
+                out.append(text)
+    return out
+
+
+def _sys_path_call(node: ast.Call) -> bool:
+    f = node.func
+    return isinstance(f, ast.Attribute) and f.attr in ("insert", "append") and ast.unparse(f.value) == "sys.path"
+
+
+def _adds_parameter(fn: ast.FunctionDef) -> bool:
+    params = {a.arg for a in fn.args.args}
+    return any(
+        isinstance(n, ast.Call) and _sys_path_call(n) and n.args and isinstance(n.args[-1], ast.Name)
+        and n.args[-1].id in params
+        for n in walk(fn)
+    )  # fmt: skip
+
+
+def _name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _path(node: ast.expr, env: dict[str, PurePosixPath], file: str) -> PurePosixPath | None:
+    """The path ``node`` evaluates to, relative to the workspace root (the job runs from it), or None."""
+    if isinstance(node, ast.Name):
+        return PurePosixPath(file) if node.id == "__file__" else env.get(node.id)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return PurePosixPath(node.value or ".")
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        base = _path(node.value, env, file)
+        return base.parent if base is not None else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        left, right = _path(node.left, env, file), _path(node.right, env, file)
+        return left / right if left is not None and right is not None else None
+    if not isinstance(node, ast.Call):
+        return None
+    name = _name(node.func)
+    if name in _SAME and isinstance(node.func, ast.Attribute) and name in ("resolve", "absolute") and not node.args:
+        return _path(node.func.value, env, file)  # Path(__file__).resolve()
+    if name in _SAME and len(node.args) == 1:
+        return _path(node.args[0], env, file)
+    if name == "dirname" and len(node.args) == 1:
+        base = _path(node.args[0], env, file)
+        return base.parent if base is not None else None
+    if name == "join" and node.args:
+        parts = [_path(a, env, file) for a in node.args]
+        if any(p is None for p in parts):
+            return None
+        out = PurePosixPath()
+        for p in parts:
+            out = out / p  # type: ignore[operator]
+        return out
+    return None
+
+
+def _inside(path: PurePosixPath) -> str | None:
+    """``path`` with ``.`` and ``..`` folded, if it stays inside the workspace root."""
+    if path.is_absolute():
+        return None
+    parts: list[str] = []
+    for part in path.parts:
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        elif part not in (".", ""):
+            parts.append(part)
+    return "/".join(parts)
