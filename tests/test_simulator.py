@@ -295,6 +295,7 @@ def test_every_policy_runs_and_the_run_is_reproducible() -> None:
     trials = faulty.policies["lucid-schedmate"].extra  # the contended trace gives new jobs trials; some end in one
     assert trials["trials"] >= trials["ended_in_trial"] > 0 and "trials" not in faulty.policies["lucid"].extra
     assert set(a["policies"]) == set(POLICIES)
+    assert faulty.policies["lucid-oracle"].extra["within_100pct"] == 1.0  # a bound: every duration known
     for name, figures in a["policies"].items():
         assert figures["jobs"] == len(trace.jobs)
         assert figures["avg_jct_s"] >= figures["avg_queue_s"]

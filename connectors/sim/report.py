@@ -87,7 +87,7 @@ def write_report(report: Report, folder: Path) -> Path:
              ("lucid-schedmate", "lucid"), ("lucid-schedmate-profiler", "lucid"),
              ("lucid-schedmate", "lucid-schedmate-profiler"), ("sjf-schedmate", "sjf-oracle"),
              ("sjf-schedmate", "sjf-schedmate-manual"), ("srtf-schedmate", "srtf-qssf"), ("srtf-schedmate", "qssf"),
-             ("srtf-schedmate", "srtf-oracle"),
+             ("srtf-schedmate", "srtf-oracle"), ("lucid-oracle", "lucid"), ("lucid-schedmate", "lucid-oracle"),
              ("srtf-schedmate", "tiresias"), ("srtf-qssf", "qssf")]  # fmt: skip
     found = [(a, b) for a, b in pairs if a in avg and b in avg]
     if found:

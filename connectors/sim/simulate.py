@@ -31,7 +31,7 @@ __all__ = ["NEEDS_ADVISOR", "POLICIES", "PolicyResult", "Report", "simulate"]
 
 POLICIES: Final = ("fifo", "sjf-oracle", "qssf", "tiresias", "lucid", "sjf-schedmate", "lucid-schedmate",
                     "sjf-schedmate-manual", "srtf-oracle", "srtf-qssf", "srtf-schedmate",
-                    "lucid-schedmate-profiler")  # fmt: skip
+                    "lucid-schedmate-profiler", "lucid-oracle")  # fmt: skip
 # the policies that ask the Advisor (its extraction and embeddings)
 NEEDS_ADVISOR: Final = frozenset({"sjf-schedmate", "lucid-schedmate", "sjf-schedmate-manual", "srtf-schedmate",
                                   "lucid-schedmate-profiler"})  # fmt: skip
@@ -238,6 +238,9 @@ def _policy(name: str, advisor: AdvisorEstimator | None, seed: int, profiler: Cl
         return Srtf(name, HistoryEstimator())
     if name == "lucid":
         return Lucid(name, HistoryEstimator(), _profiled_util, Interference(seed), profiler=profiler)
+    if name == "lucid-oracle":  # a bound: lucid-schedmate's mechanics with every duration and utilisation known
+        return Lucid(name, OracleEstimator(), _profiled_util, Interference(seed), evict=True,
+                     known_util=_profiled_util, trial_s=_TRIAL_S)  # fmt: skip
     assert advisor is not None
     fresh = advisor.fresh()
     if name in ("sjf-schedmate", "sjf-schedmate-manual"):

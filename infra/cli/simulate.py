@@ -19,7 +19,8 @@ _POLICY_HELP = (
     "Comma-separated: fifo, sjf-oracle, qssf, tiresias, lucid, sjf-schedmate, lucid-schedmate (no profiling "
     "nodes: utilisations from the Advisor, new jobs' trials on shared GPUs), "
     "sjf-schedmate-manual (SchedMate's estimates, failures left to users), lucid-schedmate-profiler (Lucid's "
-    "profiling nodes kept), and the preemptive srtf-oracle (a "
+    "profiling nodes kept), lucid-oracle (a bound: lucid-schedmate knowing every duration and utilisation), and "
+    "the preemptive srtf-oracle (a "
     "bound), srtf-qssf and srtf-schedmate (shortest remaining service first; SchedMate's reads the remaining time "
     "of running jobs from the Metric Tracker)."
 )
