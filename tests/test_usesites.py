@@ -867,3 +867,57 @@ def test_an_installed_library_s_registered_network_type_names_the_model(tmp_path
                      "options/train.yml": BASICSR_OPTIONS})  # fmt: skip
     md = extract_metadata(tmp_path, "python train.py -opt options/train.yml")
     assert md.model_name == "RRDBNet" and md.max_steps == 1000000
+
+
+GAN_LOOP = """
+import torch
+from torch.utils.data import DataLoader
+from samplers import GroupedSampler
+from nets import factory
+
+def main(n_critic=5):
+    net = factory.build_detector(num_classes=80)
+    sampler = GroupedSampler(data, batch_size=2, drop_last=False)
+    loader = DataLoader(data, num_workers=3, batch_sampler=sampler)
+    trainable = torch.nn.ModuleList([])
+    trainable.append(student)
+    trainable.append(adapter)
+    opt_g = torch.optim.Adam(trainable.parameters(), lr=1e-4)
+    for i, x in enumerate(loader):
+        d_loss = critic(x).mean()
+        d_loss.backward()
+        opt_d.step()
+        if (i + 1) % n_critic == 0:
+            g_loss = -critic(gen(x)).mean()
+            opt_g.zero_grad()
+            g_loss.backward()
+            opt_g.step()
+
+student = StudentNet(width=4)
+main()
+"""
+NETS_FACTORY = """
+import torch.nn as nn
+
+class Detector(nn.Module):
+    def __init__(self, num_classes):
+        super().__init__()
+        self.head = nn.Linear(256, num_classes)
+
+def build_detector(num_classes):
+    return Detector(num_classes)
+"""
+
+
+def test_a_critic_schedule_a_sampler_s_batch_a_module_factory_and_a_container_s_first_module(tmp_path: Path) -> None:
+    """``if (i + 1) % n_critic == 0:`` around a block with its own backward is a GAN's schedule, not gradient
+    accumulation (the global batch stays the loader's); a loader's ``batch_sampler=`` built with ``batch_size=2``
+    gives the batch; ``net = factory.build_detector(...)`` of a job's module imported whole builds ``Detector``; an
+    empty ``ModuleList`` the optimizer trains holds the model appended first."""
+    write(tmp_path, {"train.py": GAN_LOOP, "nets/__init__.py": "", "nets/factory.py": NETS_FACTORY,
+                     "samplers.py": "class GroupedSampler:\n    pass\n"})  # fmt: skip
+    md = extract_metadata(tmp_path, "python train.py")
+    assert md.batch_size_per_device == 2 and md.global_batch_size == 2
+    assert md.model_name == "StudentNet"
+    write(tmp_path, {"train.py": GAN_LOOP.replace("trainable.parameters()", "params")})
+    assert extract_metadata(tmp_path, "python train.py").model_name == "Detector"

@@ -122,6 +122,30 @@ class FunctionResolver:
                         return fn, path
         return None
 
+    def module_function(self, alias: str, name: str, file: str) -> tuple[ast.FunctionDef, str] | None:
+        """``alias.name`` where ``alias`` is a module of the job's own imported into ``file`` whole (``import
+        nets.factory as alias``, ``from retinanet import model``)."""
+        tree = self.trees.get(file)
+        if tree is None:
+            return None
+        for node in tree.body:
+            candidates: list[tuple[str, int]] = []
+            if isinstance(node, ast.Import):
+                candidates = [(a.name, 0) for a in node.names if (a.asname or a.name) == alias]
+            elif isinstance(node, ast.ImportFrom):
+                candidates = [(f"{node.module}.{a.name}" if node.module else a.name, node.level)
+                              for a in node.names if (a.asname or a.name) == alias]  # fmt: skip
+            for module, level in candidates:
+                path = self.ws.module_file(module, level, file)
+                if path is None:
+                    continue
+                if path not in self.trees and (t := _parse(self.ws.read_text_or_none(path))) is not None:
+                    self.trees[path] = t
+                fn = self.functions(path).get(name)
+                if fn is not None:
+                    return fn, path
+        return None
+
     def dict_of(self, node: ast.expr | None, scope: ast.AST, file: str, depth: int = 0) -> dict[str, Any] | None:
         if node is None or depth > _MAX_DEPTH:
             return None

@@ -521,12 +521,28 @@ class _Resolver:
             return self.cli.get(node.attr, _UNKNOWN)
         if isinstance(base, dict):
             return base.get(node.attr, _UNKNOWN)
+        if base is _UNKNOWN and isinstance(node.value, ast.Name) and node.attr == "batch_size":
+            built = self._built_with(node.value.id, scope, line)  # `sampler.batch_size` of `Sampler(batch_size=2)`
+            kw = next((k.value for k in built.keywords if k.arg == node.attr), None) if built is not None else None
+            if kw is not None:
+                return self.value(kw, scope, line, depth + 1)
         if isinstance(node.value, ast.Name) and (module := self._module_of(node.value.id)) is not None:
             return self._imported_constant(node.attr, module, 1)  # `from conf import settings`: settings.EPOCH
         if isinstance(node.value, ast.Name) and (member := self._str_enum_member(node.value.id, node.attr)) is not None:
             return member
         path = _access_path(node)
         return self._setting(path) if path else _UNKNOWN
+
+    def _built_with(self, name: str, scope: _Scope, line: int) -> ast.Call | None:
+        """The constructor call ``name`` was last assigned before ``line`` in ``scope`` or a scope around it."""
+        s: _Scope | None = scope
+        while s is not None:
+            hits = [(ln, rhs) for ln, rhs in s.assigns.get(name, []) if ln <= line]
+            if hits:
+                rhs = hits[-1][1]
+                return rhs if isinstance(rhs, ast.Call) and _callee(rhs)[:1].isupper() else None
+            s = s.parent
+        return None
 
     def imports(self) -> dict[str, tuple[str, int, str]]:
         """Every name the entry script imports, mapped once (the first wins): ``from M import a as b`` → ``b: (M,
@@ -781,11 +797,11 @@ def _accumulation_sites(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
             continue
         if not (isinstance(right, ast.Constant) and right.value == 0 and isinstance(node.test.ops[0], ast.Eq)):
             continue
-        steps = any(
-            isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in ("step", "zero_grad")
-            for stmt in node.body for c in walk(stmt)
-        )  # fmt: skip
-        if steps:
+        calls = [c.func.attr for stmt in node.body for c in walk(stmt)
+                 if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)]  # fmt: skip
+        if any(a in ("step", "zero_grad") for a in calls) and "backward" not in calls:
+            # (a block that computes its own loss and backward is another model's update every N steps — a GAN's
+            # generator after N critic steps — not the accumulation of the micro-batches' gradients)
             yield left.right, node.lineno
 
 
@@ -928,6 +944,14 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     if name.endswith("DataLoader"):
         if (a := _args_of(call, ("batch_size",), 1)) is not None:
             yield "batch", a, f"{name}(batch_size=)"
+        elif (
+            isinstance(bs := _args_of(call, ("batch_sampler",)), ast.Call)
+            and (a := _args_of(bs, ("batch_size",))) is not None
+        ):
+            yield "batch", a, f"{name}(batch_sampler=...(batch_size=))"
+        elif isinstance(bs, ast.Name):  # `sampler = AspectRatioBasedSampler(data, batch_size=2)` handed over by name
+            read = ast.copy_location(ast.Attribute(value=bs, attr="batch_size", ctx=ast.Load()), bs)
+            yield "batch", read, f"{name}(batch_sampler={bs.id})"
     elif name == "auto_dataloader":  # ignite's idist.auto_dataloader: the batch is the total, split over the ranks
         if (a := _args_of(call, ("batch_size",))) is not None:
             yield "batch", a, SPLIT_LOADER

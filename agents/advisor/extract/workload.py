@@ -162,6 +162,7 @@ def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
             ):  # fmt: skip
                 owners.append(inner.func.value.id)
     owners += [o for o in _grouped_owners(tree) if o not in owners]
+    owners = [m for o in owners for m in _contained(tree, o)]
     methods = _class_lines(tree)
     wrappers = _WRAPPERS | _wrapper_aliases(tree)
     for name in owners:
@@ -186,6 +187,30 @@ def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
             _, cls, call = min(found, key=lambda f: f[0])  # the first outside any class, else the first
             return cls, call
     return None
+
+
+_CONTAINERS: Final = frozenset({"ModuleList", "ModuleDict", "ParameterList", "Sequential"})
+
+
+def _contained(tree: ast.Module, name: str) -> list[str]:
+    """``trainable = nn.ModuleList([]); trainable.append(model_s)``: an empty container trains the module appended
+    to it first; any other name stands for itself."""
+    built = [n.value for n in walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+             and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]  # fmt: skip
+    empty = built and all(
+        _callee_name(c) in _CONTAINERS and not c.keywords
+        and all(isinstance(a, ast.List | ast.Tuple) and not a.elts for a in c.args)
+        for c in built
+    )  # fmt: skip
+    if not empty:
+        return [name]
+    added = [
+        n.args[0].id for n in walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "append"
+        and isinstance(n.func.value, ast.Name) and n.func.value.id == name and n.args
+        and isinstance(n.args[0], ast.Name)
+    ]  # fmt: skip
+    return added[:1] or [name]  # (what is appended later are heads and adapters trained beside it)
 
 
 def _wrapper_aliases(tree: ast.Module) -> set[str]:
@@ -280,7 +305,10 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
     found: list[tuple[bool, str, ast.Call]] = []
     wrappers = _WRAPPERS | _wrapper_aliases(tree)
     for m in _MODEL_VAR.finditer(ex.code):
-        if m.group("cls") in wrappers or m.group("cls") in _NOT_MODELS or m.group("cls").endswith(_NOT_MODEL_SUFFIXES):
+        if (
+            m.group("cls") in wrappers or m.group("cls") in _NOT_MODELS or m.group("cls") in OPTIMIZERS
+            or m.group("cls").endswith(_NOT_MODEL_SUFFIXES)
+        ):  # fmt: skip
             continue  # `model = DistributedDataParallel(model)` wraps the model; it does not build one
         line = ex.code[: m.start("cls")].count("\n") + 1
         for node in walk(tree):
@@ -355,7 +383,7 @@ def _dotted_name(node: ast.expr) -> str:
 
 
 _MODEL_FACTORY: Final = re.compile(
-    r"^\s*(?P<var>[\w ,()]*?\w*(?i:model|net)\w*[\w ,()]*?)\s*=\s*(?P<fn>[a-z_]\w*)\(", re.M
+    r"^\s*(?P<var>[\w ,()]*?\w*(?i:model|net)\w*[\w ,()]*?)\s*=\s*(?:(?P<mod>[a-z_]\w*)\.)?(?P<fn>[a-z_]\w*)\(", re.M
 )
 
 
@@ -366,7 +394,8 @@ def _factory_call(ex: Extraction, tree: ast.Module, ws: Workspace) -> tuple[str,
     script = ex.launch.script or ""
     resolver = _FunctionResolver(ws, script, tree)
     for m in _MODEL_FACTORY.finditer(ex.code):
-        found = resolver.imported_function(m.group("fn"), script)
+        mod, fn = m.group("mod"), m.group("fn")
+        found = resolver.module_function(mod, fn, script) if mod else resolver.imported_function(fn, script)
         if found is None:
             continue
         cls = _built_class(resolver, *found, depth=0)
@@ -374,7 +403,12 @@ def _factory_call(ex: Extraction, tree: ast.Module, ws: Workspace) -> tuple[str,
             continue
         line = ex.code[: m.start("fn")].count("\n") + 1
         for node in walk(tree):
-            if isinstance(node, ast.Call) and node.lineno == line and getattr(node.func, "id", None) == m.group("fn"):
+            if not (isinstance(node, ast.Call) and node.lineno == line):
+                continue
+            func = node.func
+            if (mod is None and getattr(func, "id", None) == fn) or (
+                isinstance(func, ast.Attribute) and func.attr == fn and getattr(func.value, "id", None) == mod
+            ):  # `model.resnet50(num_classes=80)`: a factory of the job's module `model`
                 return cls, node
     return None
 
