@@ -5,6 +5,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
+from schedmate.agents.advisor.extract import syntax
 from schedmate.agents.advisor.extract.metadata import extract_metadata
 from schedmate.agents.advisor.extract.syntax import parse, walk
 from schedmate.agents.advisor.extract.syspath import sys_path_roots
@@ -921,3 +924,19 @@ def test_a_critic_schedule_a_sampler_s_batch_a_module_factory_and_a_container_s_
     assert md.model_name == "StudentNet"
     write(tmp_path, {"train.py": GAN_LOOP.replace("trainable.parameters()", "params")})
     assert extract_metadata(tmp_path, "python train.py").model_name == "Detector"
+
+
+def test_the_parse_cache_is_bounded_by_the_text_it_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text parsed again is the same shared tree while it is cached; after more text than the cache's budget
+    was parsed, the oldest is evicted (parsed anew) and the newest is still shared."""
+    monkeypatch.setattr(syntax, "_CACHE_CHARS", 2_000)
+    first = "x = 1\n" * 50
+    assert parse(first) is parse(first)
+    others = [f"y{i} = {i}\n" * 40 for i in range(20)]
+    for text in others:
+        parse(text)
+    assert parse(others[-1]) is parse(others[-1])
+    old = parse(first)
+    for text in others:
+        parse(text)
+    assert parse(first) is not old

@@ -11,7 +11,7 @@ __all__ = ["last_names", "parse", "walk"]
 
 # Parsed modules are shared by the passes of one extraction and by later extractions of files with the same text
 # (a resubmitted job, the variants of one repository): read-only — no pass may change a tree it did not build.
-_CACHE_CHARS = 8_000_000  # source characters kept parsed (a tree takes roughly 10-20 times its text)
+_CACHE_CHARS = 2_000_000  # source characters kept parsed (a tree takes some 50 bytes per character: ~100 MB)
 _MAX_CACHED_FILE = 1_000_000
 
 
