@@ -940,3 +940,55 @@ def test_the_parse_cache_is_bounded_by_the_text_it_holds(monkeypatch: pytest.Mon
     for text in others:
         parse(text)
     assert parse(first) is not old
+
+
+SOLVER_MAIN = """
+import argparse
+from solver import Solver
+p = argparse.ArgumentParser()
+p.add_argument('--batch_size', type=int, default=16)
+p.add_argument('--g_lr', type=float, default=0.0001)
+config = p.parse_args()
+solver = Solver(config)
+solver.train()
+"""
+SOLVER = """
+import torch
+import torch.nn as nn
+
+class Generator(nn.Module):
+    def __init__(self, conv_dim=64):
+        super().__init__()
+        self.main = nn.Sequential(nn.Conv2d(3, conv_dim, 7, 1, 3), nn.ReLU(), nn.Conv2d(conv_dim, 3, 7, 1, 3))
+
+class Discriminator(nn.Module):
+    def __init__(self, conv_dim=64):
+        super().__init__()
+        self.main = nn.Conv2d(3, conv_dim, 4, 2, 1)
+
+class Solver:
+    def __init__(self, config):
+        self.g_lr = config.g_lr
+        self.build_model()
+
+    def build_model(self):
+        self.D = Discriminator(64)
+        self.G = Generator(64)
+        self.d_optimizer = torch.optim.Adam(self.D.parameters(), 0.0001)
+        self.g_optimizer = torch.optim.Adam(self.G.parameters(), self.g_lr)
+
+    def train(self):
+        for i in range(1000):
+            g_loss = self.G(x).mean()
+            g_loss.backward()
+            self.g_optimizer.step()
+"""
+
+
+def test_a_solver_class_s_networks_built_as_attributes_name_the_model(tmp_path: Path) -> None:
+    """A thin entry hands the config to a ``Solver`` whose ``build_model`` sets ``self.G = Generator(...)`` and
+    ``self.D = Discriminator(...)`` with an optimizer each: the model is the first optimizer's module that is not
+    the GAN's discriminator."""
+    write(tmp_path, {"main.py": SOLVER_MAIN, "solver.py": SOLVER})
+    md = extract_metadata(tmp_path, "python main.py")
+    assert md.model_name == "Generator" and md.model_type == "cnn"

@@ -186,7 +186,37 @@ def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
         if found:
             _, cls, call = min(found, key=lambda f: f[0])  # the first outside any class, else the first
             return cls, call
+    return _optimized_attribute(tree, wrappers)
+
+
+def _optimized_attribute(tree: ast.Module, wrappers: frozenset[str]) -> tuple[str, ast.Call] | None:
+    """``self.g_optimizer = torch.optim.Adam(self.G.parameters(), ...)`` in a solver class that builds its networks
+    as attributes (``self.G = Generator(...)``): the first optimizer's module that is not a GAN's discriminator."""
+    for node in walk(tree):
+        if not (isinstance(node, ast.Call) and node.args and _builds_optimizer(node)):
+            continue
+        first = node.args[0]
+        if not (
+            isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) and first.func.attr == "parameters"
+            and isinstance(owner := first.func.value, ast.Attribute) and isinstance(owner.value, ast.Name)
+            and owner.value.id == "self"
+        ):  # fmt: skip
+            continue
+        for other in walk(tree):
+            if not (isinstance(other, ast.Assign) and isinstance(other.value, ast.Call)):
+                continue
+            if any(
+                isinstance(t, ast.Attribute) and t.attr == owner.attr and isinstance(t.value, ast.Name)
+                and t.value.id == "self"
+                for t in other.targets
+            ):  # fmt: skip
+                cls = _callee_name(other.value)
+                if cls[:1].isupper() and cls not in wrappers and cls not in _CONTAINERS and not _CRITIC.search(cls):
+                    return cls, other.value
     return None
+
+
+_CRITIC: Final = re.compile(r"Discriminator|Critic")  # a GAN's judge is trained beside the model, it is not it
 
 
 _CONTAINERS: Final = frozenset({"ModuleList", "ModuleDict", "ParameterList", "Sequential"})
