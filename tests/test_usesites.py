@@ -992,3 +992,16 @@ def test_a_solver_class_s_networks_built_as_attributes_name_the_model(tmp_path: 
     write(tmp_path, {"main.py": SOLVER_MAIN, "solver.py": SOLVER})
     md = extract_metadata(tmp_path, "python main.py")
     assert md.model_name == "Generator" and md.model_type == "cnn"
+
+
+def test_a_sys_path_expression_nested_past_any_real_one_is_ignored(tmp_path: Path) -> None:
+    """A hostile ``sys.path.insert(0, a / b / c / ...)`` thousands deep is no import root and breaks nothing else:
+    the job's other settings are still read."""
+    for n in (300, 3000):  # (past some 1,000 Python's own parser gives up: that file is no Python to follow)
+        deep = " / ".join(["base"] * n)
+        write(tmp_path, {"train.py": f"import sys, torch\nfrom pathlib import Path\nbase = Path('lib')\n"
+                                     f"sys.path.insert(0, {deep})\nopt = torch.optim.SGD(model.parameters(), lr=0.3)\n"})  # fmt: skip
+        assert sys_path_roots(Workspace(tmp_path), "train.py") == []
+    write(tmp_path, {"train.py": "import sys, torch\nsys.path.insert(0, " + " / ".join(["'lib'"] * 300) + ")\n"
+                                 "opt = torch.optim.SGD(model.parameters(), lr=0.3)\n"})  # fmt: skip
+    assert extract_metadata(tmp_path, "python train.py").learning_rate == 0.3

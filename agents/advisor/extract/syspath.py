@@ -47,7 +47,7 @@ def _tree(ws: Workspace, file: str, *, needs_sys_path: bool = True) -> ast.Modul
         return None
     try:
         return parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
@@ -90,30 +90,34 @@ def _name(func: ast.expr) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
-def _path(node: ast.expr, env: dict[str, PurePosixPath], file: str) -> PurePosixPath | None:
-    """The path ``node`` evaluates to, relative to the workspace root (the job runs from it), or None."""
+def _path(node: ast.expr, env: dict[str, PurePosixPath], file: str, depth: int = 0) -> PurePosixPath | None:
+    """The path ``node`` evaluates to, relative to the workspace root (the job runs from it), or None (also past a
+    nesting no real path expression reaches)."""
+    if depth > 24:
+        return None
+    depth += 1
     if isinstance(node, ast.Name):
         return PurePosixPath(file) if node.id == "__file__" else env.get(node.id)
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return PurePosixPath(node.value or ".")
     if isinstance(node, ast.Attribute) and node.attr == "parent":
-        base = _path(node.value, env, file)
+        base = _path(node.value, env, file, depth)
         return base.parent if base is not None else None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
-        left, right = _path(node.left, env, file), _path(node.right, env, file)
+        left, right = _path(node.left, env, file, depth), _path(node.right, env, file, depth)
         return left / right if left is not None and right is not None else None
     if not isinstance(node, ast.Call):
         return None
     name = _name(node.func)
     if name in _SAME and isinstance(node.func, ast.Attribute) and name in ("resolve", "absolute") and not node.args:
-        return _path(node.func.value, env, file)  # Path(__file__).resolve()
+        return _path(node.func.value, env, file, depth)  # Path(__file__).resolve()
     if name in _SAME and len(node.args) == 1:
-        return _path(node.args[0], env, file)
+        return _path(node.args[0], env, file, depth)
     if name == "dirname" and len(node.args) == 1:
-        base = _path(node.args[0], env, file)
+        base = _path(node.args[0], env, file, depth)
         return base.parent if base is not None else None
     if name == "join" and node.args:
-        parts = [_path(a, env, file) for a in node.args]
+        parts = [_path(a, env, file, depth) for a in node.args]
         if any(p is None for p in parts):
             return None
         out = PurePosixPath()
