@@ -391,3 +391,12 @@ def test_a_text_repeated_in_one_batch_is_encoded_once(embedder: Embedder) -> Non
     assert np.array_equal(v[0], v[2]) and not np.allclose(v[0], v[1])
     alone = embedder.encode(["dataset: ImageNet-1k"])[0]
     assert np.allclose(v[1], alone, atol=1e-5)
+
+
+def test_pycls_regnet_configs_and_efficientdet_names_are_known_architectures() -> None:
+    """pycls's model-zoo config stems (``RegNetX-400MF_dds_8gpu``) and EfficientDet's names count as the known
+    architectures their tables list; a made-up suffix of a known name does not."""
+    assert known_model("RegNetX-400MF_dds_8gpu") == (5.2, "cnn")
+    assert known_model("RegNetY-1.6GF") == (11.2, "cnn")
+    assert known_model("tf_efficientdet_d0") == (3.9, "cnn_detector")
+    assert known_model("RegNetZ-400MF") is None
