@@ -202,6 +202,46 @@ def test_yacs_defaults_bases_and_opts_pairs_merge_in_order(tmp_path: Path) -> No
     assert (md.global_batch_size, md.batch_size_per_device) == (16, 2)
 
 
+YACS_SPLIT = """
+from config import cfg, load_cfg
+import torch
+def train_model():
+    loader = torch.utils.data.DataLoader(data, batch_size=int(cfg.TRAIN.BATCH_SIZE / cfg.NUM_GPUS))
+    opt = torch.optim.SGD(model.parameters(), lr=cfg.OPTIM.BASE_LR)
+def main():
+    load_cfg(args.cfg)
+    cfg.merge_from_list(args.opts)
+    multi_proc_run(num_proc=cfg.NUM_GPUS, fun=train_model)
+"""
+
+YACS_SPLIT_DEFAULTS = """
+from yacs.config import CfgNode
+_C = CfgNode()
+cfg = _C
+_C.TRAIN = CfgNode()
+_C.TRAIN.BATCH_SIZE = 128
+_C.OPTIM = CfgNode()
+_C.OPTIM.BASE_LR = 0.1
+_C.NUM_GPUS = 1
+def load_cfg(path):
+    _C.merge_from_other_cfg(_C.load_cfg(open(path)))
+"""
+
+
+def test_an_executable_script_and_the_gpu_count_its_config_file_states(tmp_path: Path) -> None:
+    """``./tools/run_net.py`` runs under Python like ``python tools/run_net.py``; a GPU count that the config
+    file the command names states (``NUM_GPUS: 8``) is the job's, so the total batch is split over 8 ranks."""
+    write(tmp_path, {
+        "tools/run_net.py": YACS_SPLIT, "config.py": YACS_SPLIT_DEFAULTS,
+        "c.yaml": "OPTIM:\n  BASE_LR: 0.8\nTRAIN:\n  BATCH_SIZE: 1024\nNUM_GPUS: 8\n",
+    })  # fmt: skip
+    md = extract_metadata(tmp_path, "./tools/run_net.py --mode train --cfg c.yaml OUT_DIR /tmp")
+    assert (md.num_gpus, md.distributed) == (8, "ddp")
+    assert (md.batch_size_per_device, md.global_batch_size, md.learning_rate) == (128, 1024, 0.8)
+    half = extract_metadata(tmp_path, "python tools/run_net.py --mode train --cfg c.yaml TRAIN.BATCH_SIZE 512")
+    assert (half.num_gpus, half.batch_size_per_device, half.global_batch_size) == (8, 64, 512)
+
+
 SCALED = """
 import argparse, torch
 import torch.distributed as dist

@@ -99,6 +99,7 @@ def test_walk_lists_only_confined_text_files(hostile: Path) -> None:
         ("mpiexec -np 16 python train.py", "mpirun", "train.py", 16, ".", None),
         ("CUDA_VISIBLE_DEVICES=0 bash examples/train.sh", "bash", "examples/train.sh", 1, ".", None),
         ("python src/train.py trainer=ddp data.batch_size=256", "python", "src/train.py", None, ".", "trainer=ddp"),
+        ("./tools/run_net.py --mode train --cfg c.yaml", "python", "./tools/run_net.py", None, ".", "--mode"),
         (
             "export WANDB_MODE=offline; python -u train.py -c configs/ljs.json -m ljs",
             "python",

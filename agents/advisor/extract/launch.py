@@ -269,6 +269,9 @@ def parse_command(command: str | list[str]) -> Launch:
         elif exe.startswith("python"):
             launch.launcher = launch.launcher or "python"
             _python(cmd[1:], launch)
+        elif exe.endswith(".py"):  # `./tools/train.py ...`: an executable script runs under its shebang's Python
+            launch.launcher = launch.launcher or "python"
+            _python(cmd, launch)
         elif exe in ("bash", "sh", "zsh"):
             launch.launcher = "bash"
             rest = [t for t in cmd[1:] if not t.startswith("-")]

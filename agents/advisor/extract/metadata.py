@@ -138,6 +138,9 @@ def _package_dir_files(ws: Workspace, module: str) -> list[str]:
     return out
 
 
+_CONFIG_FILES: Final = (".yaml", ".yml", ".json", ".toml")  # a data file states the job, a .py default may not
+
+
 def _setup(ex: Extraction) -> _Setup:
     """How many GPUs the job uses and how it spreads over them."""
     launch = ex.launch
@@ -173,10 +176,11 @@ def _setup(ex: Extraction) -> _Setup:
         num_gpus = visible  # `os.environ["CUDA_VISIBLE_DEVICES"] = opts.gpu_id`: the script narrows its own devices
     gpus_flag = ex.get("num_gpus", "gpus", "ngpus", "n_gpus", "num_gpu", "n_gpu", "gpu_ids")
     if (
-        num_gpus is None and launch.launcher == "python" and gpus_flag is not None and gpus_flag.source == "command"
+        num_gpus is None and launch.launcher == "python" and gpus_flag is not None
+        and (gpus_flag.source == "command" or gpus_flag.source.endswith(_CONFIG_FILES))
         and isinstance(gpus_flag.value, int) and not isinstance(gpus_flag.value, bool) and gpus_flag.value > 0
     ):  # fmt: skip
-        num_gpus = gpus_flag.value  # the script starts its own workers (`--num-gpus 8`)
+        num_gpus = gpus_flag.value  # the script starts its own workers (`--num-gpus 8`, a config's `NUM_GPUS: 8`)
     if num_gpus is None and launch.launcher == "python" and gpus_flag is not None and gpus_flag.source == "command":
         ids = gpus_flag.value
         if isinstance(ids, str) and re.fullmatch(r"\s*\d{1,3}(?:\s*,\s*\d{1,3})*\s*,?\s*", ids):
