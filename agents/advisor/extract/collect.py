@@ -112,10 +112,18 @@ def _config_files(args: list[str]) -> list[str]:
     return out
 
 
-def _read_config_files(ws: Workspace, ex: Extraction, args: list[str]) -> None:
-    """Config files the command names, merged in order (each over the bases it names)."""
-    for path in _config_files(args):
-        text = ws.read_text_or_none(path)
+_JOINED_FOLDER: Final = re.compile(r"""os\.path\.join\(\s*["']([\w.-]{1,64})["']\s*,\s*[\w.]+\s*\)""")
+
+
+def _read_config_files(ws: Workspace, ex: Extraction, args: list[str], code: str = "") -> None:
+    """Config files the command names, merged in order (each over the bases it names). A name that is not a file
+    as given is looked up in a folder the entry joins it to (``os.path.join("configs", args.config)``)."""
+    for named in _config_files(args):
+        path, text = named, ws.read_text_or_none(named)
+        for folder in _JOINED_FOLDER.findall(code) if text is None else ():
+            if (text := ws.read_text_or_none(f"{folder}/{named}")) is not None:
+                path = f"{folder}/{named}"
+                break
         if text is None:
             continue
         ex.sources.append(path)
@@ -360,7 +368,7 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
         given = ex.values.get(name)
         if given is not None and isinstance(given.value, str):
             ex.values.update({k: Value(v, "command") for k, v in parse_pairs(given.value).items()})
-    _read_config_files(ws, ex, launch.args)
+    _read_config_files(ws, ex, launch.args, code)
     hydra = compose_hydra(ws, launch.script, code, overrides)
     if hydra is not None:
         root_path, composed = hydra

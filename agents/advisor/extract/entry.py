@@ -15,11 +15,11 @@ import re
 import tomllib
 from typing import Final
 
-from schedmate.agents.advisor.extract.launch import Launch
+from schedmate.agents.advisor.extract.launch import Launch, follow_shell_script, parse_command
 from schedmate.agents.advisor.extract.syntax import parse
 from schedmate.agents.advisor.extract.workspace import Workspace
 
-__all__ = ["follow_entry"]
+__all__ = ["follow_entry", "follow_process_launcher"]
 
 _SCRIPT_SPEC: Final = re.compile(r"""['"]?\s*([\w.-]+)\s*=\s*([\w.]+)\s*:\s*(\w+)\s*['"]?""")
 _PARSES_ITSELF: Final = re.compile(r"\.add_argument\(|HfArgumentParser\(|@click\.|@hydra\.main|\bFLAGS\b")
@@ -41,6 +41,31 @@ def follow_entry(ws: Workspace, launch: Launch) -> Launch:
 
 
 _STARTS_PYTHON: Final = re.compile(r"\b(?:Popen|subprocess\.run|subprocess\.call|check_call)\(")
+
+
+_LAUNCH_COPY: Final = re.compile(r"""add_argument\(\s*["']--nproc[_-]per[_-]node["']""")
+
+
+def follow_process_launcher(ws: Workspace, launch: Launch) -> Launch:
+    """``python tools/launch.py --nnodes 1 --nproc_per_node 8 configs/run.sh``: a copy of
+    ``torch.distributed.launch`` kept in the job's code (``--nproc_per_node`` and a ``training_script`` it starts once
+    per process) runs like ``torchrun`` on the script it is given; a shell script given to it is followed, and the
+    command that script runs gets the launcher's processes. Unchanged for any other script."""
+    if launch.launcher != "python" or not launch.script or not launch.script.endswith(".py"):
+        return launch
+    text = ws.read_text_or_none(launch.script) or ""
+    if not _LAUNCH_COPY.search(text) or "training_script" not in text or not _STARTS_PYTHON.search(text):
+        return launch
+    inner = parse_command(["torchrun", *launch.args])
+    inner.env, inner.cwd = {**launch.env, **inner.env}, launch.cwd
+    if inner.script and inner.script.endswith(".sh"):
+        shell = Launch(env=dict(inner.env), cwd=inner.cwd, launcher="bash", script=inner.script, args=inner.args)
+        ran = follow_shell_script(ws, shell)
+        if ran.launcher == "python" and (ran.script or ran.module):
+            ran.launcher, ran.launcher_args = "torchrun", inner.launcher_args
+            ran.nproc_per_node, ran.nnodes, ran.world_size = inner.nproc_per_node, inner.nnodes, inner.world_size
+            return ran
+    return inner
 
 
 def _relauncher(ws: Workspace, launch: Launch) -> None:

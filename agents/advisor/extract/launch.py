@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -37,7 +38,7 @@ _VALUE_FLAGS: Final = re.compile(
     r"^--?(?:nproc[_-]per[_-]node|nnodes|node[_-]rank|master[_-]addr|master[_-]port|rdzv[_-]\w+|num[_-]gpus|"
     r"num[_-]nodes|include|exclude|hostfile|num[_-]processes|num[_-]machines|config[_-]file|mixed[_-]precision|"
     r"main[_-]process[_-]\w+|machine[_-]rank|np|n|N|ntasks|nodes|gpus(?:-per-node)?|partition|p|c|cpus-per-task|"
-    r"max[_-]restarts|monitor[_-]interval|log[_-]dir|redirects|tee|role|run[_-]path|dynamo_backend|"
+    r"max[_-]restarts|monitor[_-]interval|log[_-]dir|redirects|tee|role|run[_-]path|dynamo_backend|local[_-]ranks[_-]filter|"
     r"gpu_ids|deepspeed_config_file|zero_stage|launcher|localhost|H|x|devices|accelerator|strategy|precision|"
     r"nproc|world_size|base_rank|node_rank|master_addr|master_port)$"
 )
@@ -288,11 +289,98 @@ def parse_command(command: str | list[str]) -> Launch:
     return launch
 
 
+def _positional_from(positional: list[str], m: re.Match[str]) -> str:
+    """``${@:N}``: the arguments from the N-th on, quoted as words (for ``re.sub``)."""
+    return shlex.join(positional[max(int(m[1]) - 1, 0) :]).replace("\\", "\\\\")
+
+
 def _expand(variables: dict[str, str], line_len: int, m: re.Match[str]) -> str:
     """A variable's value substituted into a line (``A=$A$A`` forty times must not build a terabyte)."""
-    value = variables.get(m.group(1) or m.group(3), m.group(2) or m.group(0))
+    name, default = m.group(1) or m.group(3), m.group(2)
+    value = variables.get(name)
+    if value is None or (value == "" and default is not None):  # `${X:-d}`: d when X is unset or empty
+        value = m.group(0) if default is None else _VAR.sub(lambda d: variables.get(d[1] or d[3], d[0]), default)
     check_size(len(value) + line_len, "shell line")
     return value
+
+
+@dataclass
+class _Arms:
+    """One ``if`` block of a shell script: whether the arm being read runs (None: cannot tell) and whether an
+    earlier arm already ran."""
+
+    live: bool | None
+    taken: bool | None
+
+
+_ARGS_ASSIGN: Final = re.compile(r"""(?:export\s+)?(\w+)=["']?\$(?:\{[@*](?::(\d{1,2}))?\}|[@*])["']?""")
+_IF: Final = re.compile(r"(if|elif)\s+(.+?)(?:\s*;\s*then)?")
+_TEST_OPS: Final[dict[str, Callable[[str, str], bool]]] = {
+    "=": lambda a, b: a == b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+    "-eq": lambda a, b: int(a) == int(b), "-ne": lambda a, b: int(a) != int(b), "-lt": lambda a, b: int(a) < int(b),
+    "-le": lambda a, b: int(a) <= int(b), "-gt": lambda a, b: int(a) > int(b), "-ge": lambda a, b: int(a) >= int(b),
+}  # fmt: skip
+
+
+def _test_truth(condition: str) -> bool | None:
+    """A shell test's truth when its words are all known: ``[ -n "$X" ]``, ``[[ $GPUS -lt 8 ]]``, ``test a = b``;
+    None for anything else (files, commands, unexpanded variables, ``&&`` chains)."""
+    if "$" in condition or "`" in condition:
+        return None
+    try:
+        words = shlex.split(condition)
+    except ValueError:
+        return None
+    if (words[:1] == ["["] and words[-1:] == ["]"]) or (words[:1] == ["[["] and words[-1:] == ["]]"]):
+        words = words[1:-1]
+    elif words[:1] == ["test"]:
+        words = words[1:]
+    else:
+        return None
+    negate = words[:1] == ["!"]
+    words = words[1:] if negate else words
+    truth: bool | None = None
+    if len(words) == 1:
+        truth = words[0] != ""
+    elif len(words) == 2 and words[0] in ("-n", "-z"):
+        truth = (words[1] != "") == (words[0] == "-n")
+    elif len(words) == 3 and words[1] in _TEST_OPS:
+        try:
+            truth = bool(_TEST_OPS[words[1]](words[0], words[2]))
+        except ValueError:
+            return None
+    return None if truth is None else truth != negate
+
+
+def _conditional(line: str, arms: list[_Arms], variables: dict[str, str]) -> bool:
+    """Follow ``if``/``elif``/``else``/``fi`` lines (True for one of them): which arm of each block runs, where the
+    test can be told with the script's variables; an arm that cannot be told may run."""
+    if line in ("fi", "fi;"):
+        if arms:
+            arms.pop()
+        return True
+    if line in ("else", "then", "do", "else;"):
+        if line.startswith("else") and arms:
+            top = arms[-1]
+            top.live = None if top.taken is None else not top.taken
+        return True
+    m = _IF.fullmatch(line)
+    if m is None or m[2].endswith(("fi", "fi;")):
+        return False  # a one-line `if ...; then ...; fi` is read as a command line
+    expanded = _VAR.sub(functools.partial(_expand, variables, len(line)), m[2])
+    truth = _test_truth(expanded)
+    if m[1] == "if":
+        outer = all(a.live is not False for a in arms)
+        arms.append(_Arms(truth if outer else False, truth if outer else True))
+    elif arms:
+        top = arms[-1]
+        if top.taken is True:
+            top.live = False
+        elif top.taken is None or truth is None:
+            top.live, top.taken = (None, None) if truth is not False else (False, top.taken)
+        else:
+            top.live = top.taken = truth
+    return True
 
 
 def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
@@ -302,7 +390,9 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
     text = ws.read_text_or_none(launch.script) or ""
     joined = re.sub(r"\\\n", " ", text)
     positional = list(launch.args)
-    variables: dict[str, str] = {f"{i}": a for i, a in enumerate(positional, start=1)}
+    variables: dict[str, str] = {k: v for k, v in launch.env.items() if _ASSIGN.match(f"{k}=")}  # `CONFIG=x ./run.sh`
+    variables.update({f"{i}": a for i, a in enumerate(positional, start=1)})
+    arms: list[_Arms] = []  # the `if` blocks around the line: which arm runs, where the variables can tell
     arrays: dict[int, tuple[str, str]] = {}  # `ARGS=(` ... `)` over several lines (Megatron's launch scripts)
     inside: set[int] = set()
     for arr in _ARRAY.finditer(joined):
@@ -320,12 +410,22 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
         s = line.strip()
         if not s or s.startswith("#"):
             continue
+        if _conditional(s, arms, variables) or not all(a.live is not False for a in arms):
+            continue  # an `if`/`elif`/`else`/`fi` line, or a line in an arm that does not run
         if m := re.fullmatch(r"shift(?:\s+(\d{1,2}))?", s):  # `NUM_PROC=$1; shift`: the rest is handed on
             positional = positional[int(m.group(1) or 1) :]
             variables = {k: v for k, v in variables.items() if not k.isdigit()}
             variables.update({f"{i}": a for i, a in enumerate(positional, start=1)})
             continue
+        if m := _ARGS_ASSIGN.fullmatch(s):  # `PY_ARGS=${@:1}`, `ARGS="$@"`: the arguments as one string
+            variables[m[1]] = shlex.join(positional[max(int(m[2] or 1) - 1, 0) :])
+            continue
         s = re.sub(r"\$\{(\w+)\[[@*]\]\}", r"${\1}", s)  # `${ARGS[@]}`: the array's words
+        s = re.sub(
+            r"\"?\$\{[@*]:(\d{1,2})\}\"?",
+            functools.partial(_positional_from, positional),
+            s,
+        )  # `${@:2}`: the arguments from the second on
         s = re.sub(r"\"\$[@*]\"|\$\{[@*]\}|\$[@*]", shlex.join(positional).replace("\\", "\\\\"), s)  # `"$@"`
         s = _VAR.sub(functools.partial(_expand, variables, len(s)), s)
         if m := re.fullmatch(r"(?:export\s+)?(\w+)=(\S*)", s):

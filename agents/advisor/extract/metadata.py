@@ -21,7 +21,7 @@ from typing import Any, Final
 from schedmate.agents.advisor.extract.budget import Budget, spending
 from schedmate.agents.advisor.extract.collect import Extraction, collect_settings
 from schedmate.agents.advisor.extract.config_sources import Value
-from schedmate.agents.advisor.extract.entry import follow_entry
+from schedmate.agents.advisor.extract.entry import follow_entry, follow_process_launcher
 from schedmate.agents.advisor.extract.launch import Launch, follow_shell_script, parse_command, small_count
 from schedmate.agents.advisor.extract.workload import WorkloadIdentity, identify_workload
 from schedmate.agents.advisor.extract.workspace import Workspace
@@ -67,6 +67,7 @@ class _Taker:
     def __init__(self, ex: Extraction) -> None:
         self.ex = ex
         self.prov: dict[str, FieldSource] = {}
+        self.keys: dict[str, str] = {}  # the setting each field was read from, when one was
 
     def take(self, fieldname: str, *keys: str, use: str | None = None, deepspeed: tuple[str, ...] = ()) -> Any:
         """A field's value: a DeepSpeed config's setting, else what its consumer API receives (``use``), else the
@@ -83,9 +84,10 @@ class _Taker:
                 return None
             self.prov[fieldname] = FieldSource(file=u.file, line=u.line, path="use")
             return u.value
-        v = self.ex.get(*keys)
-        if v is None:
+        found = self.ex.find(*keys)
+        if found is None:
             return None
+        self.keys[fieldname], v = found
         self.prov[fieldname] = FieldSource(
             file=v.source, line=v.line, path="command" if v.source == "command" else "static"
         )
@@ -101,7 +103,7 @@ class _Setup:
 
 def _resolve_launch(root: Workspace, launch: Launch) -> tuple[Workspace, Launch]:
     ws = root.sub(launch.cwd) if launch.cwd != "." else root
-    launch = follow_shell_script(ws, launch)
+    launch = follow_process_launcher(ws, follow_shell_script(ws, launch))
     if launch.script and "-m" in launch.launcher_args[-1:] and re.fullmatch(r"[\w.]+", launch.script):
         launch.module, launch.script = launch.script, None  # `torchrun --nproc_per_node 2 -m pkg.main`
     if not launch.script and launch.module:  # `python -m pkg.train`, `torchrun -m pkg.train`: the module's file
@@ -141,6 +143,22 @@ def _package_dir_files(ws: Workspace, module: str) -> list[str]:
 _CONFIG_FILES: Final = (".yaml", ".yml", ".json", ".toml")  # a data file states the job, a .py default may not
 
 
+_DEVICE_COUNT: Final = r"(?:torch\.)?(?:cuda\.)?device_count\(\)"
+_COUNT_KEYWORDS: Final = r"(?:gpus|devices|nprocs|nproc|num_gpus|n_gpus?|world_size|num_processes)"
+
+
+def _count_handed_on(code: str) -> bool:
+    """``Trainer(gpus=torch.cuda.device_count())``, or ``args.gpus = device_count()`` then ``Trainer(gpus=args.gpus)``:
+    the visible-GPU count handed to what starts or spreads the work (not a log line or a seeding branch)."""
+    if re.search(rf"[(,]\s*(?:\w+\s*=\s*)?{_DEVICE_COUNT}", code):
+        return True
+    names = {m[1] for m in re.finditer(rf"([\w.]+)\s*=\s*{_DEVICE_COUNT}", code)}
+    return any(re.search(rf"[(,]\s*{_COUNT_KEYWORDS}\s*=\s*{re.escape(n)}\s*[,)]", code) for n in names)
+
+
+_AUTO_DEVICE_MAP: Final = re.compile(r"""device_map\s*=\s*["']auto["']""")  # HF spreads the model over every GPU
+
+
 def _setup(ex: Extraction) -> _Setup:
     """How many GPUs the job uses and how it spreads over them."""
     launch = ex.launch
@@ -148,8 +166,12 @@ def _setup(ex: Extraction) -> _Setup:
     # whose only spawn sits in a branch its settings rule out (`if args.nodes > 1:`) runs one process.
     spawns_dead = bool(re.search(r"\bspawn\(", ex.code)) and "spawn" not in ex.uses and bool(ex.uses)
     counts = re.search(r"device_count\(\)", ex.code) is not None and ("device_count" in ex.uses or not ex.uses)
+    acted_on = (  # something starts, wraps or splits by the count, or hands it on (`Trainer(gpus=device_count())`)
+        not ex.uses or bool({"spawn", "dp_wrap", "ddp_wrap"} & ex.uses.keys()) or ex.batch_divided_by_world
+        or _count_handed_on(ex.code) or _AUTO_DEVICE_MAP.search(ex.code) is not None
+    )  # fmt: skip
     uses_all_visible = (
-        counts and not (spawns_dead and "dp_wrap" not in ex.uses and not ex.batch_divided_by_world)
+        counts and acted_on and not (spawns_dead and "dp_wrap" not in ex.uses and not ex.batch_divided_by_world)
     ) or ("dp_all" in ex.uses and "ddp_wrap" not in ex.uses)  # nn.DataParallel(model) spreads over all it sees
     num_gpus = launch.num_gpus
     devices = ex.get("trainer.devices", "devices")
@@ -183,8 +205,13 @@ def _setup(ex: Extraction) -> _Setup:
         num_gpus = gpus_flag.value  # the script starts its own workers (`--num-gpus 8`, a config's `NUM_GPUS: 8`)
     if num_gpus is None and launch.launcher == "python" and gpus_flag is not None and gpus_flag.source == "command":
         ids = gpus_flag.value
-        if isinstance(ids, str) and re.fullmatch(r"\s*\d{1,3}(?:\s*,\s*\d{1,3})*\s*,?\s*", ids):
-            ids = [int(x) for x in ids.split(",") if x.strip()]
+        if isinstance(ids, str) and re.fullmatch(
+            r"\s*\d{1,3}(?:-\d{1,3})?(?:\s*,\s*\d{1,3}(?:-\d{1,3})?)*\s*,?\s*", ids
+        ):
+            ids = [  # `--gpus 0,1`, and ranges: `--gpus 0-3` (0, 1, 2, 3)
+                i for x in ids.split(",") if x.strip()
+                for lo, _, hi in [x.strip().partition("-")] for i in range(int(lo), int(hi or lo) + 1)
+            ]  # fmt: skip
         if isinstance(ids, list | tuple) and ids and all(isinstance(x, int) and not isinstance(x, bool) for x in ids):
             num_gpus = len(set(ids))  # Lightning-style device ids (`--gpus 0,1`, `--gpus 0,`): one process per id
     if num_gpus is None and launch.launcher in _TRAINING_LAUNCHERS and not uses_all_visible:
@@ -334,10 +361,14 @@ def _micro_batch(ex: Extraction) -> Value | None:
     return None
 
 
+_PER_GPU: Final = re.compile(r"per_(?:gpu|device)$", re.I)  # `batch_size_per_gpu`, `samples_per_gpu`
+
+
 def _batch_sizes(
-    ex: Extraction, bs: Any, num_gpus: int | None, distributed: str = "single_gpu"
+    ex: Extraction, bs: Any, num_gpus: int | None, distributed: str = "single_gpu", *, per_gpu: bool = False
 ) -> tuple[int | None, int | None]:
-    """(micro-batch per device, global batch = micro-batch * accumulation * data-parallel ranks).
+    """(micro-batch per device, global batch = micro-batch * accumulation * data-parallel ranks; under DataParallel
+    the loader's batch is split over the GPUs, unless the setting is named per GPU: ``batch_size_per_gpu``).
 
     A config that states the global batch (litgpt ``global_batch_size``, yacs ``IMS_PER_BATCH``) is taken at its
     word; the per-device batch is then what it leaves per rank when no micro-batch is set."""
@@ -370,7 +401,7 @@ def _batch_sizes(
         return bs, bs * acc
     if num_gpus is None and distributed not in ("single_gpu", "dp") and not ex.batch_split_in_code:
         return bs, None  # one process per visible GPU, how many the command does not say: the total is unknown
-    if distributed == "dp":
+    if distributed == "dp" and not per_gpu:
         return bs, bs * acc  # one process: DataParallel splits the loader's batch over the GPUs
     return bs, bs * acc * (num_gpus or 1)
 
@@ -582,7 +613,8 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
         setup = _setup(ex)
     per_device, global_bs = None, None
     with st.step("batch"):
-        per_device, global_bs = _batch_sizes(ex, bs, setup.num_gpus, setup.distributed)
+        per_gpu = _PER_GPU.search(t.keys.get("batch_size_per_device", "")) is not None
+        per_device, global_bs = _batch_sizes(ex, bs, setup.num_gpus, setup.distributed, per_gpu=per_gpu)
     frameworks: list[str] = []
     with st.step("frameworks"):
         frameworks = _frameworks(ex, setup.zero_stage)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -13,6 +14,9 @@ __all__ = ["last_names", "parse", "walk"]
 # (a resubmitted job, the variants of one repository): read-only — no pass may change a tree it did not build.
 _CACHE_CHARS = 2_000_000  # source characters kept parsed (a tree takes some 50 bytes per character: ~100 MB)
 _MAX_CACHED_FILE = 1_000_000
+_MAX_REPAIRED_LINES = 20  # lines of older syntax given up to read the rest of a module
+_MAX_REPAIRED_FILE = 300_000  # characters: larger files that do not parse are not repaired
+_SECTION = re.compile(r"\s*\[?[\w.-]+\]?:?\s*(?:#.*)?$")
 
 
 class _Parsed:
@@ -29,16 +33,48 @@ _by_tree: dict[int, _Parsed] = {}  # id of a cached tree (kept alive by the cach
 _chars = 0
 
 
+def _parse_legacy(text: str) -> ast.Module:
+    """``ast.parse(text)``; for code older than this Python (``x.cuda(async=True)``, a Python 2 ``print "..."``),
+    each line the parser stops at becomes ``pass`` at its indentation, so the rest of the module is still read
+    (line numbers kept). At most a tenth of the non-blank lines (20 at most) are given up; past that, or when a
+    line gives way without progress, the first error is raised: text that is not Python stays not Python."""
+    try:
+        return ast.parse(text)
+    except SyntaxError as first:
+        if len(text) > _MAX_REPAIRED_FILE:
+            raise  # each repair parses the file again: only for files of ordinary size
+        lines = text.split("\n")
+        budget = min(_MAX_REPAIRED_LINES, max(1, sum(1 for line in lines if line.strip()) // 10))
+        err: SyntaxError = first
+        for _ in range(budget):
+            n = err.lineno
+            if (
+                n is None
+                or not 1 <= n <= len(lines)
+                or lines[n - 1].strip() in ("", "pass")
+                or _SECTION.match(lines[n - 1])
+            ):
+                break  # (`train:` alone on a line: a YAML or INI section, not older Python)
+            line = lines[n - 1]
+            lines[n - 1] = line[: len(line) - len(line.lstrip())] + "pass"
+            try:
+                return ast.parse("\n".join(lines))
+            except SyntaxError as again:
+                err = again
+        raise first from None
+
+
 def parse(text: str) -> ast.Module:
-    """``ast.parse(text)``, cached by text (least recently used out past a few million characters); raises what
-    ``ast.parse`` raises. The tree is shared: read it, never change it."""
+    """``ast.parse(text)``, cached by text (least recently used out past a few million characters), lenient to a
+    few lines of older Python (see :func:`_parse_legacy`); raises what ``ast.parse`` raises. The tree is shared:
+    read it, never change it."""
     global _chars
     with _lock:
         got = _by_text.get(text)
         if got is not None:
             _by_text.move_to_end(text)
             return got.tree
-    tree = ast.parse(text)
+    tree = _parse_legacy(text)
     if len(text) > _MAX_CACHED_FILE:
         return tree
     with _lock:

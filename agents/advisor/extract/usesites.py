@@ -622,6 +622,8 @@ class _Resolver:
     def _call_value(self, node: ast.Call, scope: _Scope, line: int, depth: int) -> Any:
         name, dotted = _callee(node), _dotted(node.func)
         args = node.args
+        if name in _STR_METHODS and isinstance(node.func, ast.Attribute) and not node.keywords:
+            return self._str_method(node.func.value, name, args, scope, line, depth)
         if name in ("int", "float", "round") and len(args) == 1:
             v = self.value(args[0], scope, line, depth)
             if isinstance(v, int | float | str) and not isinstance(v, bool):
@@ -663,6 +665,23 @@ class _Resolver:
                 return returned
         return _UNKNOWN
 
+    def _str_method(
+        self, receiver: ast.expr, name: str, args: list[ast.expr], scope: _Scope, line: int, depth: int
+    ) -> Any:
+        """``args.arch.startswith("resnext")``, ``name.lower()``: a string method on a setting that can be told
+        (its arguments strings, or a tuple of them), so the ``if`` arm a flag selects is known."""
+        base = self.value(receiver, scope, line, depth)
+        vals = [self.value(a, scope, line, depth) for a in args]
+        vals = [tuple(v) if isinstance(v, list) else v for v in vals]
+        if not isinstance(base, str) or not all(
+            isinstance(v, str) or (isinstance(v, tuple) and all(isinstance(x, str) for x in v)) for v in vals
+        ):
+            return _UNKNOWN
+        try:
+            return getattr(base, name)(*vals)
+        except (TypeError, ValueError):
+            return _UNKNOWN
+
     def _load_file(self, arg: ast.expr | None, scope: _Scope, line: int, depth: int) -> Any:
         if isinstance(arg, ast.Call) and _callee(arg) == "open" and arg.args:
             arg = arg.args[0]
@@ -690,6 +709,9 @@ class _Resolver:
                     ):  # fmt: skip
                         return self.value(item.context_expr.args[0], scope, line, depth)
         return _UNKNOWN
+
+
+_STR_METHODS: Final = frozenset({"startswith", "endswith", "lower", "upper", "strip", "casefold"})
 
 
 def _returned_dict(fn: ast.FunctionDef) -> dict[str, Any] | None:
@@ -1020,7 +1042,7 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         if (a := _args_of(call, ("config", "config_params"))) is not None:
             yield "deepspeed", a, "deepspeed.initialize(config=)"
     elif isinstance(call.func, ast.Subscript) and isinstance(call.func.value, ast.Name | ast.Attribute):
-        if _dotted(call.func.value).endswith("__dict__"):
+        if _dotted(call.func.value).endswith("__dict__") and not _NOT_MODELS.search(_dotted(call.func.value)):
             yield "model", call.func.slice, f"{_dotted(call.func.value)}[...]()"  # a registry: vits.__dict__[arch]()
         yield "registry_key", call.func.slice, f"{_dotted(call.func.value)}[...]()"  # MODELS[args.model](...)
         given = [k for k in call.keywords if k.arg]
@@ -1043,8 +1065,8 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         and not any(kw.arg is None for kw in call.keywords)  # `autocast(**kwargs)`: whatever its caller passes
     ):  # fmt: skip
         yield "amp_dtype", ast.Constant("float16"), f"{name}()"  # on by default: CUDA autocast is float16
-    elif name in _WRAPS:  # the model wrapped for data parallelism: which kind (calls in arms that cannot run skipped)
-        yield _WRAPS[name], ast.Constant(value=True), f"{name}()"
+    elif (wrap := _wrap_kind(name)) is not None:  # the model wrapped for data parallelism: which kind (calls in arms
+        yield wrap, ast.Constant(value=True), f"{name}()"  # that cannot run skipped)
         if name == "DataParallel" and _args_of(call, ("device_ids",), 1) is None:
             yield "dp_all", ast.Constant(value=True), "DataParallel() without device_ids: every visible GPU"
     elif name == "initialize" and dotted.endswith("amp.initialize"):  # apex AMP: O1/O2 mixed, O3 pure fp16, O0 off
@@ -1061,6 +1083,21 @@ _WRAPS: Final = {"FullyShardedDataParallel": "fsdp_wrap", "FSDP": "fsdp_wrap", "
                  "DistributedDataParallel": "ddp_wrap", "DDP": "ddp_wrap", "DataParallel": "dp_wrap",
                  "parallel_apply": "dp_wrap"}  # fmt: skip
 # (torch.nn.parallel.parallel_apply: DataParallel taken apart — replicas of the model run on the visible GPUs)
+
+
+_NOT_MODELS: Final = re.compile(r"data|transform|optim|loss|sched", re.I)  # `datasets.__dict__[name.upper()]`
+
+
+def _wrap_kind(name: str) -> str | None:
+    """The data-parallel kind of a wrapper: torch's own by name, and the subclasses projects keep under telling
+    names (``MMDistributedDataParallel``, SPADE's ``DataParallelWithCallback``, ``UserScatteredDataParallel``)."""
+    if name in _WRAPS:
+        return _WRAPS[name]
+    if name.endswith("DistributedDataParallel"):
+        return "ddp_wrap"
+    return "dp_wrap" if name.endswith("DataParallel") or name.startswith("DataParallel") else None
+
+
 _CASTS: Final = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.half": "fp16"}
 _DTYPES: Final = {"torch.bfloat16": "bfloat16", "torch.float16": "float16", "torch.half": "float16",
                   "torch.float32": "float32", "torch.float": "float32"}  # fmt: skip
@@ -1351,6 +1388,9 @@ def _module_function(ws: Workspace, r: _Resolver, alias: str, name: str, file: s
     return r._helpers[key]
 
 
+_PER_EPOCH: Final = re.compile(r"iter|step|batch|size|len")  # `epoch_iters`, `steps_per_epoch`, `epoch_size`
+
+
 def _epoch_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
     """``for epoch in range(…, N)``: the loop the code itself names the epoch loop."""
     for node in walk(tree):
@@ -1362,7 +1402,8 @@ def _epoch_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
         named = isinstance(node.target, ast.Name) and "epoch" in node.target.id.lower()
         bound = node.iter.args[-1] if len(node.iter.args) <= 2 else node.iter.args[1]
         bounded = any(  # `for i in range(n_epoch)`, `range(args.epochs)`: the bound is the epoch count
-            "epoch" in (n.id if isinstance(n, ast.Name) else n.attr).lower()
+            "epoch" in (word := (n.id if isinstance(n, ast.Name) else n.attr).lower())
+            and not _PER_EPOCH.search(word)  # `range(cfg.TRAIN.epoch_iters)` counts the steps of one epoch
             for n in walk(bound) if isinstance(n, ast.Name | ast.Attribute)
         )  # fmt: skip
         start_known = len(node.iter.args) == 1 or isinstance(node.iter.args[0], ast.Constant)

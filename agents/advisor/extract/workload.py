@@ -12,6 +12,7 @@ import ast
 import builtins
 import dataclasses
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -150,6 +151,13 @@ _WRAPPERS: Final = frozenset(
 )  # fmt: skip
 
 
+def _is_wrapper(name: str, aliases: Collection[str] = _WRAPPERS) -> bool:
+    """A data-parallel or EMA wrapper (``aliases``: those names and the module's own aliases of them), or a
+    project's data-parallel subclass by its telling name (``DataParallelWithCallback``, ``MMDistributedDataParallel``,
+    ``UserScatteredDataParallel``): it wraps a model, it does not build one."""
+    return name in aliases or name in _WRAPPERS or name.endswith("DataParallel") or name.startswith("DataParallel")
+
+
 def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
     """``optim.Adam(transformer.parameters(), ...)``: the constructor call that built ``transformer``."""
     owners: list[str] = []
@@ -181,7 +189,9 @@ def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
                 func = call.func
                 cls = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
                 rewraps = bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == name
-                if cls and cls[0].isupper() and cls not in wrappers and not rewraps:  # not `model = Full(model, loss)`
+                if (
+                    cls and cls[0].isupper() and not _is_wrapper(cls, wrappers) and not rewraps
+                ):  # not `model = Full(model, loss)`
                     found.append((any(a <= node.lineno <= b for a, b in methods), cls, call))
         if found:
             _, cls, call = min(found, key=lambda f: f[0])  # the first outside any class, else the first
@@ -211,7 +221,12 @@ def _optimized_attribute(tree: ast.Module, wrappers: frozenset[str]) -> tuple[st
                 for t in other.targets
             ):  # fmt: skip
                 cls = _callee_name(other.value)
-                if cls[:1].isupper() and cls not in wrappers and cls not in _CONTAINERS and not _CRITIC.search(cls):
+                if (
+                    cls[:1].isupper()
+                    and not _is_wrapper(cls, wrappers)
+                    and cls not in _CONTAINERS
+                    and not _CRITIC.search(cls)
+                ):
                     return cls, other.value
     return None
 
@@ -336,7 +351,7 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
     wrappers = _WRAPPERS | _wrapper_aliases(tree)
     for m in _MODEL_VAR.finditer(ex.code):
         if (
-            m.group("cls") in wrappers or m.group("cls") in _NOT_MODELS or m.group("cls") in OPTIMIZERS
+            _is_wrapper(m.group("cls"), wrappers) or m.group("cls") in _NOT_MODELS or m.group("cls") in OPTIMIZERS
             or m.group("cls").endswith(_NOT_MODEL_SUFFIXES)
         ):  # fmt: skip
             continue  # `model = DistributedDataParallel(model)` wraps the model; it does not build one
@@ -372,7 +387,7 @@ def _moved(call: ast.Call) -> ast.Call:
 def _unwrapped(call: ast.Call) -> ast.Call:
     """The call that builds the module inside wrappers and device moves: ``DataParallel(MODELS[a]()).cuda()``."""
     call = _moved(call)
-    while _callee_name(call) in _WRAPPERS and call.args and isinstance(call.args[0], ast.Call):
+    while _is_wrapper(_callee_name(call)) and call.args and isinstance(call.args[0], ast.Call):
         call = _moved(call.args[0])
     return call
 
@@ -397,7 +412,7 @@ def _fitted_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
             if (
                 isinstance(other, ast.Assign) and isinstance(other.value, ast.Call)
                 and any(isinstance(t, ast.Name) and t.id == first.id for t in other.targets)
-                and _callee_name(other.value)[:1].isupper() and _callee_name(other.value) not in _WRAPPERS
+                and _callee_name(other.value)[:1].isupper() and not _is_wrapper(_callee_name(other.value))
             ):  # fmt: skip
                 return _callee_name(other.value), other.value
     return None
@@ -467,7 +482,7 @@ def _built_class(resolver: _FunctionResolver, fn: ast.FunctionDef, file: str, de
         named = next((k.value for k in value.keywords if k.arg == "name" and isinstance(k.value, ast.Constant)), None)
         if callee in ("Model", "Sequential") and isinstance(named, ast.Constant) and isinstance(named.value, str):
             return named.value  # Keras' functional API: `keras.Model(inputs, outputs, name="unet")` names the model
-        if callee[:1].isupper() and callee not in _WRAPPERS and callee not in _NOT_MODELS:
+        if callee[:1].isupper() and not _is_wrapper(callee) and callee not in _NOT_MODELS:
             return str(callee)
         if isinstance(value.func, ast.Name) and (inner := resolver.imported_function(callee, file)) is not None:
             return _built_class(resolver, *inner, depth=depth + 1)
@@ -776,15 +791,18 @@ _EVAL_KEY: Final = re.compile(r"(?:^|\.)(?:val|valid|validation|test|eval|teache
 _WEIGHTS_FILE: Final = re.compile(r"\.(?:pth|pt|ckpt|bin|h5|pkl|npz|safetensors)$", re.I)
 
 
-def _known_from_flags(ex: Extraction, *, weights_files: bool = True) -> Value | None:
+def _known_from_flags(ex: Extraction, *, weights_files: bool = True, backbones: bool = True) -> Value | None:
     """A command-line value that names a known architecture (a config file stem or a model id). A weights file
     (``--basenet vgg16_reducedfc.pth``) names only the backbone it initialises when the job's own model class is
     known (``weights_files`` false). A backbone setting names only part of the model, so any other setting's known
-    architecture comes first (``MODEL.BACKBONE: resnet50`` under ``--config-file faster_rcnn_R_50_FPN_1x.yaml``)."""
+    architecture comes first (``MODEL.BACKBONE: resnet50`` under ``--config-file faster_rcnn_R_50_FPN_1x.yaml``);
+    without ``backbones``, such settings are not read at all."""
     backbone = re.compile(r"backbone|basenet|encoder", re.I)
     for k, v in sorted(ex.values.items(), key=lambda kv: backbone.search(kv[0].rsplit(".", 1)[-1]) is not None):
         if not re.search(r"model|arch|cfg|config|net|backbone|checkpoint|ckpt|pretrained|exp_file", k, re.I):
             continue  # a run name that happens to contain "gpt2" names nothing
+        if not backbones and backbone.search(k.rsplit(".", 1)[-1]):
+            continue
         if not weights_files and isinstance(v.value, str) and _WEIGHTS_FILE.search(v.value):
             continue
         if isinstance(v.value, str) and known_model(v.value) is not None:
@@ -1055,6 +1073,12 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
         # a class of linear heads only trains a network it is handed: the known one the flags name is that network
         named = _known_from_flags(ex, weights_files=model.cls is None)
         if named is not None:  # `--cfg yolov5s.yaml`, `--model deit_small_patch16_224`: a known architecture
+            found_pretrained = ("flag", named)
+    elif found_pretrained is None and model.cls is not None and model.count is None:
+        # the job's class could not be counted (its shape comes from a config object the interpreter cannot build:
+        # `VisionTransformer(CONFIGS[args.model_type])`); a setting that names a known architecture, not a backbone
+        named = _known_from_flags(ex, weights_files=False, backbones=False)
+        if named is not None:  # `--model_type ViT-B_16`
             found_pretrained = ("flag", named)
     pretrained = found_pretrained[1] if found_pretrained else None
     if found_pretrained is not None:
