@@ -1,8 +1,8 @@
-import lightning as L
+import lightning
 import torch
 
 
-class M(L.LightningModule):
+class M(lightning.LightningModule):
     def __init__(self):
         super().__init__()
         self.net = torch.nn.Linear(32, 2)
@@ -18,6 +18,6 @@ class M(L.LightningModule):
 
 
 ds = torch.utils.data.TensorDataset(torch.randn(4096, 32), torch.randint(0, 2, (4096,)))
-L.Trainer(max_epochs=2, accelerator="gpu", devices=1, enable_checkpointing=False, logger=False).fit(
+lightning.Trainer(max_epochs=2, accelerator="gpu", devices=1, enable_checkpointing=False, logger=False).fit(
     M(), torch.utils.data.DataLoader(ds, batch_size=64)
 )

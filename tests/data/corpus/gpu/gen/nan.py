@@ -1,5 +1,7 @@
 import time
+
 import torch
+
 model = torch.nn.Linear(256, 1).cuda()
 opt = torch.optim.SGD(model.parameters(), lr=5.0)  # far too high: the loss diverges
 t0 = time.time()

@@ -1,6 +1,8 @@
 import os
+
 import torch
 import torch.distributed as dist
+
 rank = int(os.environ["RANK"])
 print(f"rank {rank}: starting", flush=True)
 torch.cuda.set_device(0)  # every rank on GPU 0: the launch script forgot LOCAL_RANK

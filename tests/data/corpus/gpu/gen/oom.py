@@ -1,4 +1,5 @@
 import torch
+
 model = torch.nn.Sequential(torch.nn.Linear(4096, 4096), torch.nn.GELU(), torch.nn.Linear(4096, 4096)).cuda()
 opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
 batch = 256
