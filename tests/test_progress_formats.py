@@ -231,3 +231,21 @@ def test_a_training_prefix_names_the_same_metric() -> None:
     got = snap(['{"train_lr": 0.00047, "train_loss": 3.5557, "test_loss": 1.11, "epoch": 157, "n_parameters": 11}'])
     assert got["lr"] == pytest.approx(0.00047) and got["loss"] == pytest.approx(3.5557) and got["epoch"] == 157
     assert snap(['{"train/epoch": 2, "train/lr": 0.1, "eval/lr": 0.5, "train/loss": 1.5}'])["lr"] == pytest.approx(0.1)
+
+
+def test_lightning_rich_bar_counts_epochs_from_zero_when_the_run_states_its_epochs() -> None:
+    """Lightning's Rich bar to a non-terminal prints once, at the end: ``Epoch 1/1 ━━ 64/64`` of ``max_epochs=2``
+    is the second epoch's 64th batch, global step 128 of 128 (real H100 log, corpus gpu/GP05). Without the
+    ``max_epochs`` line the bar alone cannot say whether it counts from 0 (Keras prints ``Epoch 1/1`` for its only
+    epoch), so the counter stays the step; the state round trip keeps the declared epochs."""
+    bar = "Epoch 1/1  ━━━━━━━━━━━━━━━━━ 64/64 0:00:00 • 0:00:00 376.27it/s train_loss: 0.678"
+    stopped = "`Trainer.fit` stopped: `max_epochs=2` reached."
+    got = snap([stopped, bar])
+    assert (got["step"], got["total_steps"], got["epoch"], got["loss"]) == (128, 128, 1, 0.678)
+    assert snap([bar])["step"] == 64
+    t = MetricTracker()
+    t.feed("j", 1, [stopped])
+    restored = MetricTracker()  # a restarted worker, from the job's durable state
+    restored.restore("j", json.loads(json.dumps(t.job("j").progress.to_state())))
+    restored.feed("j", 2, [bar])
+    assert restored.snapshot("j").as_dict()["step"] == 128

@@ -113,6 +113,7 @@ _DECLARED_TOTAL_KEYS: Final = frozenset(
      "train_steps", "num_train_steps", "num_training_steps", "total_steps", "total_training_steps",
      "max_iterations", "total_iters"}
 )  # fmt: skip
+_MAX_EPOCH_KEYS: Final = frozenset({"max_epochs"})  # Lightning's setting, as its Trainer prints it
 # Rates of training steps (a bar's "it/s" is handled with the bar): the step time is their inverse.
 _STEP_RATE_KEYS: Final = frozenset({"ups", "steps_per_s", "steps_per_sec", "steps_per_second", "it_s", "iters_per_s"})
 _STEP_RATE_UNITS: Final = frozenset({"steps/s", "step/s", "steps/sec", "iters/s", "iter/s", "updates/s"})
@@ -266,12 +267,10 @@ def _metric_for_key(key: str) -> Metric | None:
     return None
 
 
-def _declared_total(words: str) -> bool:
+def _declared_total(words: str, keys: frozenset[str] = _DECLARED_TOTAL_KEYS) -> bool:
     """Whether the words before a number name a run's planned number of steps (the last one to four words)."""
     parts = words.split()
-    return any(
-        _normalise_key(" ".join(parts[i:])) in _DECLARED_TOTAL_KEYS for i in range(max(0, len(parts) - 4), len(parts))
-    )
+    return any(_normalise_key(" ".join(parts[i:])) in keys for i in range(max(0, len(parts) - 4), len(parts)))
 
 
 def _metric_for_words(words: str) -> Metric | None:
@@ -368,6 +367,9 @@ def learn_spec(line: str) -> TemplateSpec:
         key_unit = (key_m.group(2) or "").strip(" ()") if key_m else ""
         if key_m and not unit and not is_counter and _declared_total(key_m.group(1)):
             slots.append(Slot(i, "total_steps", "declared"))
+            continue
+        if key_m and not unit and not is_counter and not is_bar and _declared_total(key_m.group(1), _MAX_EPOCH_KEYS):
+            slots.append(Slot(i, "total_epochs", "declared"))  # "`max_epochs=2` reached": the run's epoch count
             continue
         if metric == "epoch" and ds_epoch is not None and ds_epoch.start() <= start < ds_epoch.end():
             continue

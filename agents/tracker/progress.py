@@ -79,6 +79,7 @@ class JobProgress:
     printed_step_time: bool = False  # the log prints its own step time: never derive one from timestamps
     time_anchor: tuple[float, float] | None = None  # (time, step) of the latest progress line with a new step
     declared_total: float | None = None  # the run's planned steps as its settings print them ("max_steps: 3000")
+    declared_epochs: float | None = None  # the run's epochs as Lightning prints them ("`max_epochs=3` reached")
 
     def update(self, spec: TemplateSpec, numbers: list[float], line_no: int) -> bool:
         """Apply one line; return True if it carried training progress."""
@@ -95,7 +96,10 @@ class JobProgress:
                 continue  # a non-finite loss is news (divergence); any other non-finite value is noise
             if slot.kind == "declared":
                 if v > 0 and float(v).is_integer():
-                    self.declared_total = v
+                    if slot.metric == "total_epochs":
+                        self.declared_epochs = v
+                    else:
+                        self.declared_total = v
                 continue
             if slot.kind == "counter":
                 if slot.metric == "step":
@@ -119,7 +123,9 @@ class JobProgress:
         elif spec.is_bar and counter_n is None and "step_time_s" in values and self.main_bar_total is not None:
             values.pop("step_time_s")  # a bar rate without its counter: cannot tell which loop
         if counter_n is not None and counter_total is not None:
-            counted = self._counter_step(counter_n, counter_total, values.get("epoch"), spec.counter_after_epoch)
+            counted = self._counter_step(
+                counter_n, counter_total, values.get("epoch"), spec.counter_after_epoch, values.get("total_epochs")
+            )
             if "step" in values:  # the line names its step ("num_updates=645"): the loop counter is not it
                 counted = {}
             values.update(counted)
@@ -153,11 +159,23 @@ class JobProgress:
         self.time_anchor = (when, step)
 
     def _counter_step(
-        self, n: float, total: float, line_epoch: float | None, within_epoch: bool = False
+        self,
+        n: float,
+        total: float,
+        line_epoch: float | None,
+        within_epoch: bool = False,
+        line_epochs: float | None = None,
     ) -> dict[str, float]:
         """Global step (and total) from a counter that may restart every epoch (``within_epoch``: the line prints
-        it right after its epoch index, "Epoch [3][150/2500]", so it counts batches of that epoch)."""
+        it right after its epoch index, "Epoch [3][150/2500]", so it counts batches of that epoch). A line whose
+        epoch total is one less than the run's declared epochs ("Epoch 1/1" of ``max_epochs=2``: Lightning's bar
+        counts epochs from 0 up to the last index) counts the batches of that 0-based epoch."""
         fam = self.counters.setdefault(total, _CounterFamily())
+        zero_based = (
+            self.declared_epochs is not None and line_epochs is not None and line_epochs == self.declared_epochs - 1
+        )
+        if zero_based:
+            fam.per_epoch = True
         if within_epoch and line_epoch is not None and line_epoch > 1:  # epoch 2+: the counter has restarted
             fam.per_epoch = True
         epoch = line_epoch if line_epoch is not None else self.latest.get("epoch")
@@ -177,9 +195,11 @@ class JobProgress:
             fam.per_epoch = True  # an explicit global step already exceeds this counter
         fam.last_epoch, fam.last_n = epoch, n
         if fam.per_epoch and epoch is not None and float(epoch).is_integer():
-            base = 0.0 if self.min_epoch == 0 else 1.0
+            base = 0.0 if self.min_epoch == 0 or zero_based else 1.0
             out = {"step": (epoch - base) * total + n}
-            if "total_epochs" in self.latest:
+            if zero_based and self.declared_epochs is not None:
+                out["total_steps"] = self.declared_epochs * total
+            elif "total_epochs" in self.latest:
                 epochs = self.latest["total_epochs"] + (1 - base if base == 0 else 0)
                 out["total_steps"] = epochs * total
             return out
@@ -222,6 +242,7 @@ class JobProgress:
             "printed_step_time": self.printed_step_time,
             "time_anchor": self.time_anchor,
             "declared_total": self.declared_total,
+            "declared_epochs": self.declared_epochs,
         }
 
     @classmethod
@@ -238,4 +259,5 @@ class JobProgress:
             printed_step_time=bool(d.get("printed_step_time", False)),
             time_anchor=None if d.get("time_anchor") is None else tuple(d["time_anchor"]),  # type: ignore[arg-type]
             declared_total=_as_float(d.get("declared_total")),
+            declared_epochs=_as_float(d.get("declared_epochs")),
         )
