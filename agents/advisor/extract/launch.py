@@ -289,9 +289,14 @@ def parse_command(command: str | list[str]) -> Launch:
     return launch
 
 
+def _args_from(positional: list[str], n: str | None) -> str:
+    """``${@:N}`` (``"$@"`` without N): the arguments from the N-th on, quoted as words."""
+    return shlex.join(positional[max(int(n or 1) - 1, 0) :])
+
+
 def _positional_from(positional: list[str], m: re.Match[str]) -> str:
-    """``${@:N}``: the arguments from the N-th on, quoted as words (for ``re.sub``)."""
-    return shlex.join(positional[max(int(m[1]) - 1, 0) :]).replace("\\", "\\\\")
+    """:func:`_args_from` as a ``re.sub`` replacement (backslashes kept)."""
+    return _args_from(positional, m[1]).replace("\\", "\\\\")
 
 
 def _expand(variables: dict[str, str], line_len: int, m: re.Match[str]) -> str:
@@ -313,6 +318,7 @@ class _Arms:
     taken: bool | None
 
 
+_POSITIONAL: Final = re.compile(r"\"?\$\{[@*](?::(\d{1,2}))?\}\"?|\"\$[@*]\"|\$[@*]")
 _ARGS_ASSIGN: Final = re.compile(r"""(?:export\s+)?(\w+)=["']?\$(?:\{[@*](?::(\d{1,2}))?\}|[@*])["']?""")
 _IF: Final = re.compile(r"(if|elif)\s+(.+?)(?:\s*;\s*then)?")
 _TEST_OPS: Final[dict[str, Callable[[str, str], bool]]] = {
@@ -359,10 +365,11 @@ def _conditional(line: str, arms: list[_Arms], variables: dict[str, str]) -> boo
         if arms:
             arms.pop()
         return True
-    if line in ("else", "then", "do", "else;"):
-        if line.startswith("else") and arms:
-            top = arms[-1]
-            top.live = None if top.taken is None else not top.taken
+    if line in ("then", "do"):
+        return True
+    if line in ("else", "else;"):
+        if arms:
+            arms[-1].live = None if arms[-1].taken is None else not arms[-1].taken
         return True
     m = _IF.fullmatch(line)
     if m is None or m[2].endswith(("fi", "fi;")):
@@ -418,15 +425,10 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
             variables.update({f"{i}": a for i, a in enumerate(positional, start=1)})
             continue
         if m := _ARGS_ASSIGN.fullmatch(s):  # `PY_ARGS=${@:1}`, `ARGS="$@"`: the arguments as one string
-            variables[m[1]] = shlex.join(positional[max(int(m[2] or 1) - 1, 0) :])
+            variables[m[1]] = _args_from(positional, m[2])
             continue
         s = re.sub(r"\$\{(\w+)\[[@*]\]\}", r"${\1}", s)  # `${ARGS[@]}`: the array's words
-        s = re.sub(
-            r"\"?\$\{[@*]:(\d{1,2})\}\"?",
-            functools.partial(_positional_from, positional),
-            s,
-        )  # `${@:2}`: the arguments from the second on
-        s = re.sub(r"\"\$[@*]\"|\$\{[@*]\}|\$[@*]", shlex.join(positional).replace("\\", "\\\\"), s)  # `"$@"`
+        s = _POSITIONAL.sub(functools.partial(_positional_from, positional), s)  # `"$@"`, `${@:2}` (from the 2nd on)
         s = _VAR.sub(functools.partial(_expand, variables, len(s)), s)
         if m := re.fullmatch(r"(?:export\s+)?(\w+)=(\S*)", s):
             variables[m.group(1)] = m.group(2).strip("'\"")

@@ -1042,7 +1042,7 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         if (a := _args_of(call, ("config", "config_params"))) is not None:
             yield "deepspeed", a, "deepspeed.initialize(config=)"
     elif isinstance(call.func, ast.Subscript) and isinstance(call.func.value, ast.Name | ast.Attribute):
-        if _dotted(call.func.value).endswith("__dict__") and not _NOT_MODELS.search(_dotted(call.func.value)):
+        if _dotted(call.func.value).endswith("__dict__") and not _DATA_REGISTRIES.search(_dotted(call.func.value)):
             yield "model", call.func.slice, f"{_dotted(call.func.value)}[...]()"  # a registry: vits.__dict__[arch]()
         yield "registry_key", call.func.slice, f"{_dotted(call.func.value)}[...]()"  # MODELS[args.model](...)
         given = [k for k in call.keywords if k.arg]
@@ -1085,17 +1085,20 @@ _WRAPS: Final = {"FullyShardedDataParallel": "fsdp_wrap", "FSDP": "fsdp_wrap", "
 # (torch.nn.parallel.parallel_apply: DataParallel taken apart — replicas of the model run on the visible GPUs)
 
 
-_NOT_MODELS: Final = re.compile(r"data|transform|optim|loss|sched", re.I)  # `datasets.__dict__[name.upper()]`
+_DATA_REGISTRIES: Final = re.compile(r"data|transform|optim|loss|sched", re.I)  # `datasets.__dict__[name.upper()]`
 
 
-def _wrap_kind(name: str) -> str | None:
-    """The data-parallel kind of a wrapper: torch's own by name, and the subclasses projects keep under telling
-    names (``MMDistributedDataParallel``, SPADE's ``DataParallelWithCallback``, ``UserScatteredDataParallel``)."""
-    if name in _WRAPS:
-        return _WRAPS[name]
+def data_parallel_subclass(name: str) -> str | None:
+    """The kind of a project's own data-parallel wrapper, known by its telling name (``MMDistributedDataParallel``,
+    SPADE's ``DataParallelWithCallback``, ``UserScatteredDataParallel``): ``ddp_wrap``, ``dp_wrap`` or None."""
     if name.endswith("DistributedDataParallel"):
         return "ddp_wrap"
     return "dp_wrap" if name.endswith("DataParallel") or name.startswith("DataParallel") else None
+
+
+def _wrap_kind(name: str) -> str | None:
+    """The data-parallel kind of a wrapper: torch's own by name, else a project's subclass."""
+    return _WRAPS.get(name) or data_parallel_subclass(name)
 
 
 _CASTS: Final = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.half": "fp16"}

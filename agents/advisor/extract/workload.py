@@ -31,7 +31,7 @@ from schedmate.agents.advisor.extract.identity import (
 from schedmate.agents.advisor.extract.known import known_model
 from schedmate.agents.advisor.extract.param_count import UNKNOWN, ParamCounter, namespace
 from schedmate.agents.advisor.extract.syntax import parse, walk
-from schedmate.agents.advisor.extract.usesites import OPTIMIZERS
+from schedmate.agents.advisor.extract.usesites import OPTIMIZERS, data_parallel_subclass
 from schedmate.agents.advisor.extract.values import Obj
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.schemas.jobs_metadata import FieldSource
@@ -153,9 +153,8 @@ _WRAPPERS: Final = frozenset(
 
 def _is_wrapper(name: str, aliases: Collection[str] = _WRAPPERS) -> bool:
     """A data-parallel or EMA wrapper (``aliases``: those names and the module's own aliases of them), or a
-    project's data-parallel subclass by its telling name (``DataParallelWithCallback``, ``MMDistributedDataParallel``,
-    ``UserScatteredDataParallel``): it wraps a model, it does not build one."""
-    return name in aliases or name in _WRAPPERS or name.endswith("DataParallel") or name.startswith("DataParallel")
+    project's data-parallel subclass by its telling name: it wraps a model, it does not build one."""
+    return name in aliases or data_parallel_subclass(name) is not None
 
 
 def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
