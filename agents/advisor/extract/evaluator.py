@@ -622,8 +622,16 @@ class Evaluator:
                     items.append(self._expr(elt, env, file))
             return tuple(items) if isinstance(node, ast.Tuple) else items
         if isinstance(node, ast.Dict):
-            pairs = zip(node.keys, node.values, strict=False)
-            return {self._expr(k, env, file): self._expr(v, env, file) for k, v in pairs if k is not None}
+            merged: dict[Any, Any] = {}
+            for k, v in zip(node.keys, node.values, strict=False):
+                if k is not None:
+                    merged[self._expr(k, env, file)] = self._expr(v, env, file)
+                    continue
+                inner = self._expr(v, env, file)  # `{**default_conv_kwargs, **kwargs}`: merged in order
+                if not isinstance(inner, dict):
+                    return UNKNOWN
+                merged.update(inner)
+            return merged
         if isinstance(node, ast.Subscript):
             obj, idx = self._expr(node.value, env, file), self._expr(node.slice, env, file)
             if isinstance(obj, Obj) and isinstance(idx, str) and not obj.cls:  # `opt["netG"]`: a settings record

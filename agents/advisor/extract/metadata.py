@@ -214,6 +214,9 @@ def _setup(ex: Extraction) -> _Setup:
             ]  # fmt: skip
         if isinstance(ids, list | tuple) and ids and all(isinstance(x, int) and not isinstance(x, bool) for x in ids):
             num_gpus = len(set(ids))  # Lightning-style device ids (`--gpus 0,1`, `--gpus 0,`): one process per id
+    procs = ex.uses.get("processes")
+    if num_gpus is None and launch.launcher == "python" and procs is not None and isinstance(procs.value, int):
+        num_gpus = procs.value  # the script starts a process per device it counts (`for d in range(nb_gpu): Process`)
     if num_gpus is None and launch.launcher in _TRAINING_LAUNCHERS and not uses_all_visible:
         num_gpus = 1
     stage = ex.get("deepspeed.zero_optimization.stage", "zero_optimization.stage")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
 from schedmate.agents.advisor.extract.evaluator import Callee, Evaluator, builds_nothing, is_module_value
@@ -88,7 +88,7 @@ class ParamCounter(Evaluator):
     def count_call(self, call: ast.Call, env: dict[str, Any], file: str) -> int | None:
         """Parameters created by evaluating ``call`` (a constructor call in ``file``) under ``env``; with ``env``
         from :meth:`values_at`, modules built before the call that the model holds count too."""
-        passed = {id(v) for v in env.values()}
+        passed = {id(v) for v in _members(env.values())}
         self._handed = {k: entry for k, entry in self._handed.items() if k in passed}
         self._total, self._steps = 0, 0
         self._sizes.clear()
@@ -104,6 +104,25 @@ class ParamCounter(Evaluator):
             self._note(exc)
             return None
         return self._result(built)
+
+    def count_call_or_defaults(self, call: ast.Call, env: dict[str, Any], file: str) -> int | None:
+        """:meth:`count_call`; when that cannot count, once more with the keyword arguments whose values cannot be
+        told left out, so the constructor's defaults stand in for them (``DeepLab(num_classes=self.nclass, …)``,
+        the class count a data loader returns: the layers it does not shape are still counted)."""
+        count = self.count_call(call, env, file)
+        if count is not None or not call.keywords:
+            return count
+        try:
+            scope = {**self._module(file)[1], **env}
+            unknown = [kw for kw in call.keywords if kw.arg and self._expr(kw.value, dict(scope), file) is UNKNOWN]
+        except _SLICE_ERRORS:
+            return None
+        if not unknown:
+            return None
+        told = ast.copy_location(
+            ast.Call(func=call.func, args=call.args, keywords=[kw for kw in call.keywords if kw not in unknown]), call
+        )
+        return self.count_call(told, env, file)
 
     def dominant_part(self, built: Any) -> str | None:
         """The class of the job's modules that holds most of ``built``'s parameters (at least half), as attributes of
@@ -219,8 +238,9 @@ class ParamCounter(Evaluator):
         except _SLICE_ERRORS:
             pass
         self._total = 0
-        self._handed = {id(v): (v, self._sizes[id(v)][1]) for v in env.values() if id(v) in self._sizes}
-        self._handed.update({id(v): (v, v.params) for v in env.values() if isinstance(v, Layer)})
+        held = list(_members(env.values()))  # (`network_dict = nn.ModuleDict({...})`: the modules inside count too)
+        self._handed = {id(v): (v, self._sizes[id(v)][1]) for v in held if id(v) in self._sizes}
+        self._handed.update({id(v): (v, v.params) for v in held if isinstance(v, Layer)})
         return env
 
     def _parameters(
@@ -440,7 +460,7 @@ class ParamCounter(Evaluator):
             return None
         base = self._base_of(cls[1], cls[2])
         if base is None:
-            return None
+            return self._library_base_init(cls[1], env, args, kwargs)
         init = next((s for s in base[1].body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
         if init is None:
             return None
@@ -449,6 +469,25 @@ class ParamCounter(Evaluator):
         self._bind(init, [env.get("self", Obj()), *args], kwargs, benv, base[2])
         self._function_body(init.body, benv, base[2])
         return None
+
+    def _library_base_init(
+        self, node: ast.ClassDef, env: dict[str, Any], args: list[Any], kwargs: dict[str, Any]
+    ) -> None:
+        """``class Conv(nn.Conv2d)`` whose ``__init__`` calls ``super().__init__(*args, **kwargs)``: the torch layer
+        it extends holds the parameters (a base of no known size adds none, as before)."""
+        this = env.get("self")
+        for b in node.bases:
+            name = b.attr if isinstance(b, ast.Attribute) else (b.id if isinstance(b, ast.Name) else "")
+            if not name or name in ("Module", "object"):
+                continue
+            try:
+                value, params = torch_call(name, list(args), dict(kwargs))
+            except _SLICE_ERRORS:
+                continue
+            if isinstance(value, Layer) and isinstance(this, Obj):
+                self._total += params
+                this.attrs.setdefault("weight", value)  # the layer's own parameters, reachable from the instance
+            return
 
     def _bind(
         self, fn: ast.FunctionDef, args: list[Any], kwargs: dict[str, Any], env: dict[str, Any], file: str
@@ -488,6 +527,14 @@ class ParamCounter(Evaluator):
             self._note(exc)
             return None
         return self._result(built)
+
+
+def _members(values: Iterable[Any], depth: int = 3) -> Iterator[Any]:
+    """The values, and what the dicts, lists and tuples among them hold (``depth`` levels down)."""
+    for v in values:
+        yield v
+        if depth > 0 and isinstance(v, dict | list | tuple):
+            yield from _members(v.values() if isinstance(v, dict) else v, depth - 1)
 
 
 def _is_record_class(node: ast.ClassDef) -> bool:

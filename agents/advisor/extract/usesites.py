@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import math
 import operator
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -102,6 +103,17 @@ class _Scope:
 def _callee(node: ast.Call) -> str:
     f = node.func
     return f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+
+
+def _passed_for(call: ast.Call, name: str, positional: list[str]) -> ast.expr | None:
+    """The expression ``call`` passes for parameter ``name`` (None: it passes none, or through ``*args``)."""
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    idx = positional.index(name) if name in positional else len(call.args)
+    if idx < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: idx + 1]):
+        return call.args[idx]
+    return None
 
 
 def _dotted(node: ast.expr) -> str:
@@ -504,6 +516,9 @@ class _Resolver:
                             self.split_overrides[key] = whole
                     return v
                 s = s.parent
+            handed = self._set_by_callers(key, scope, depth)
+            if handed is not None:
+                return handed
         base = self.value(node.value, scope, line, depth)
         if isinstance(base, _Namespace) or (base is _UNKNOWN and root in self.namespaces):
             found = self.settings.get(node.attr)
@@ -532,6 +547,36 @@ class _Resolver:
             return member
         path = _access_path(node)
         return self._setting(path) if path else _UNKNOWN
+
+    def _set_by_callers(self, key: str, scope: _Scope, depth: int) -> Any | None:
+        """``args.distributed = …`` in ``main()`` before ``main_worker(gpu, n, args)``: an attribute of a parameter
+        that every direct caller sets on the object it passes, before the call (None: no caller sets it)."""
+        fn, (root, _, rest) = scope.node, key.partition(".")
+        if not rest or not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            return None
+        positional = [*fn.args.posonlyargs, *fn.args.args]
+        if root not in [p.arg for p in [*positional, *fn.args.kwonlyargs]]:
+            return None
+        sites = [c for c in self.calls.get(fn.name, []) if isinstance(c[0].func, ast.Name)]
+        seen: list[Any] = []
+        for call, caller in sites[:8]:
+            passed = _passed_for(call, root, [p.arg for p in positional])
+            if not isinstance(passed, ast.Name):
+                return None
+            cs, held = self.scopes.get(caller, self.module), f"{passed.id}.{rest}"
+            s: _Scope | None = cs
+            hit: tuple[_Scope, int, ast.expr] | None = None
+            while s is not None and hit is None:
+                hits = [
+                    (ln, rhs) for ln, rhs in s.attr_assigns.get(held, [])
+                    if (s is not cs or ln < call.lineno) and self._arm_may_run(s, held, ln, depth)
+                ]  # fmt: skip
+                hit = (s, *hits[-1]) if hits else None
+                s = s.parent
+            seen.append(self.value(hit[2], hit[0], hit[1], depth + 1) if hit is not None else None)
+        if not seen or all(v is None for v in seen):
+            return None
+        return seen[0] if all(v is not _UNKNOWN and v == seen[0] for v in seen) else _UNKNOWN
 
     def _built_with(self, name: str, scope: _Scope, line: int) -> ast.Call | None:
         """The constructor call ``name`` was last assigned before ``line`` in ``scope`` or a scope around it."""
@@ -631,6 +676,14 @@ class _Resolver:
                     return {"int": int, "float": float, "round": round}[name](v)  # type: ignore[operator]
                 except (ValueError, TypeError, OverflowError):
                     return _UNKNOWN
+            return _UNKNOWN
+        if name == "len" and len(args) == 1 and isinstance(node.func, ast.Name):
+            v = self.value(args[0], scope, line, depth)  # `nb_gpu = len(opt.gpu_ranks)`
+            return len(v) if isinstance(v, list | tuple | dict) else _UNKNOWN  # (a string setting may be a spec: "0-3")
+        if dotted in ("math.ceil", "math.floor", "ceil", "floor") and len(args) == 1:
+            v = self.value(args[0], scope, line, depth)
+            if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
+                return math.ceil(v) if name == "ceil" else math.floor(v)
             return _UNKNOWN
         if name in ("get", "getenv") and (dotted.startswith(("os.environ", "os.getenv", "environ"))):
             key = self.value(args[0], scope, line, depth) if args else _UNKNOWN
@@ -1414,6 +1467,29 @@ def _epoch_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
             yield node.iter, node.lineno
 
 
+_DEVICE_WORD: Final = re.compile(r"(?i)gpu|device|rank|world|nproc")
+
+
+def _process_loops(tree: ast.AST, dead: set[int]) -> Iterator[tuple[ast.expr, int]]:
+    """``for device_id in range(nb_gpu): mp.Process(target=…, args=(…, device_id, …)).start()``: a worker process
+    per device the loop counts (the bound or the loop variable names devices or ranks, not data workers)."""
+    for node in walk(tree):
+        if not (
+            isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and _callee(node.iter) == "range"
+            and len(node.iter.args) == 1
+        ):  # fmt: skip
+            continue
+        words = [_dotted(n) for n in walk(node.iter.args[0]) if isinstance(n, ast.Name | ast.Attribute)]
+        if isinstance(node.target, ast.Name):
+            words.append(node.target.id)
+        if any(_DEVICE_WORD.search(w) for w in words) and any(
+            isinstance(n, ast.Call) and _callee(n) == "Process" and id(n) not in dead
+            and any(k.arg == "target" for k in n.keywords)
+            for n in _own_body(node)
+        ):  # fmt: skip
+            yield node.iter.args[0], node.lineno
+
+
 def _own_body(loop: ast.For | ast.While) -> Iterator[ast.AST]:
     """The nodes of a loop's body that run once per pass of this loop (not inside a loop nested in it)."""
     stack: list[ast.AST] = list(loop.body)
@@ -1454,6 +1530,41 @@ def _step_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
             rng = rng.args[0]
         if _callee(rng) in ("range", "trange") and rng.args:
             yield rng, node.lineno
+
+
+def _assigned(scope: _Scope, name: str, line: int) -> tuple[_Scope, int, ast.expr] | None:
+    """The last assignment of ``name`` before ``line`` in ``scope`` or a scope around it."""
+    s: _Scope | None = scope
+    while s is not None:
+        hits = [(ln, rhs) for ln, rhs in s.assigns.get(name, []) if s is not scope or ln < line]
+        if hits:
+            return (s, *hits[-1])
+        s = s.parent
+    return None
+
+
+def _per_epoch(node: ast.expr, scope: _Scope, line: int) -> bool:
+    """Whether ``node`` counts the steps of one epoch: ``len(loader)``, ``ceil(len(dataset) / batch_size)``, or a
+    name bound to one (``epoch_size``, ``steps_per_epoch``)."""
+    if isinstance(node, ast.Name) and (hit := _assigned(scope, node.id, line)) is not None:
+        node = hit[2]
+    return any(isinstance(n, ast.Call) and _callee(n) == "len" for n in walk(node))
+
+
+def _epochs_of_budget(r: _Resolver, stop: ast.expr, scope: _Scope, line: int) -> int | None:
+    """The epochs in a step budget written as their product with the steps of one epoch (``max_iter = max_epoch *
+    epoch_size``, ``range(args.epochs * len(loader))``): the factor that is not the epoch's length."""
+    at_scope, at_line = scope, line
+    if isinstance(stop, ast.Name) and (hit := _assigned(scope, stop.id, line)) is not None:
+        at_scope, at_line, stop = hit
+    if not (isinstance(stop, ast.BinOp) and isinstance(stop.op, ast.Mult)):
+        return None
+    for each, count in ((stop.left, stop.right), (stop.right, stop.left)):
+        if _per_epoch(each, at_scope, at_line) and not _per_epoch(count, at_scope, at_line):
+            n = r.value(count, at_scope, at_line)
+            if isinstance(n, int) and not isinstance(n, bool) and 0 < n < 1_000_000:
+                return n
+    return None
 
 
 def _counter_limits(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
@@ -1549,6 +1660,11 @@ def find_uses(
             if prev is None or rank > ranks.get(fieldname, 1) or (rank == ranks.get(fieldname, 1) and later):
                 out[fieldname] = Use(v, file, node.lineno, how)
                 ranks[fieldname] = rank
+    for bound, line in _process_loops(tree, dead):
+        n = r.value(bound, _scope_at(r, tree, line), line)
+        if isinstance(n, int) and not isinstance(n, bool) and 0 < n <= 4096 and "processes" not in out:
+            out["processes"] = Use(n, file, line, "starts one worker process per device: Process(target=…) per pass")
+            out.setdefault("spawn", Use(True, file, line, "starts worker processes (not in a dead branch)"))
     _rates_from_schedules(ws, r, tree, file, code, dead, out)
     for expr, line in _accumulation_sites(tree):
         v = r.value(expr, _scope_at(r, tree, line), line)
@@ -1573,6 +1689,10 @@ def find_uses(
         start = start if isinstance(start, int) and not isinstance(start, bool) else 0  # a resume point: a fresh run
         if isinstance(stop, int) and not isinstance(stop, bool) and stop > start and "max_steps" not in out:
             out["max_steps"] = Use(stop - start, file, line, "for it in range(): one optimizer step per pass")
+        elif stop is _UNKNOWN and "epochs" not in out:  # `max_iter = max_epoch * epoch_size`: epochs x steps each
+            n = _epochs_of_budget(r, rng.args[-1] if len(rng.args) <= 2 else rng.args[1], scope, line)
+            if n is not None:
+                out["epochs"] = Use(n, file, line, "the step loop runs epochs x the steps of one epoch")
     for bound, line in _counter_limits(tree):
         n = r.value(bound, _scope_at(r, tree, line), line)
         if isinstance(n, int | float) and not isinstance(n, bool) and 0 < n < 1e15 and "max_steps" not in out:
@@ -1590,6 +1710,15 @@ def find_uses(
             if isinstance(n, int) and not isinstance(n, bool) and "epochs" not in out:
                 out["epochs"] = Use(n, file, line, "for epoch in range(start, start + N)")
             continue
+        last = args[-1]
+        if (
+            len(args) == 1 and isinstance(last, ast.Call) and _dotted(last.func) in ("math.ceil", "ceil")
+            and len(last.args) == 1 and "epochs" not in out
+        ):  # fmt: skip
+            n = r.value(last.args[0], scope, line)  # `range(math.ceil(train_epochs))`: 12.1 epochs, the last partial
+            if isinstance(n, float) and 0 < n < 1e6:
+                out["epochs"] = Use(n, file, line, "for epoch in range(ceil(E)): E epochs, the last one partial")
+                continue
         bounds = [r.value(a, scope, line) for a in args]
         if len(bounds) == 1:
             bounds.insert(0, 0)

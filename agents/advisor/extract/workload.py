@@ -346,7 +346,7 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
                 ast.copy_location(call, node.value)
             return u.value, call
     in_classes = _class_lines(tree)
-    found: list[tuple[bool, str, ast.Call]] = []
+    found: list[tuple[bool, str, ast.Call, str]] = []
     wrappers = _WRAPPERS | _wrapper_aliases(tree)
     for m in _MODEL_VAR.finditer(ex.code):
         if (
@@ -362,10 +362,19 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
             if name == m.group("cls"):
                 first = node.args[0] if node.args else None
                 if not (isinstance(first, ast.Name) and first.id == m.group("var")):  # `model = FullModel(model, loss)`
-                    found.append((any(a <= line <= b for a, b in in_classes), m.group("cls"), node))  # wraps, not built
-                break
+                    found.append((any(a <= line <= b for a, b in in_classes), m.group("cls"), node, m.group("var")))
+                break  # (the first argument being the variable itself wraps it, does not build it)
+    held = {  # `network_dict = nn.ModuleDict({...})` then `net = SpeedyConvNet(network_dict)`: a part of the model
+        var for _, cls, _, var in found
+        if cls in ("Sequential", "ModuleList", "ModuleDict") and any(
+            isinstance(n, ast.Name) and n.id == var
+            for *_, other, o_var in found if o_var != var
+            for a in [*other.args, *(k.value for k in other.keywords)] for n in walk(a)
+        )
+    }  # fmt: skip
+    found = [f for f in found if f[3] not in held] or found
     if found:
-        _, cls, node = min(found, key=lambda f: f[0])  # the first outside any class, else the first
+        _, cls, node, _ = min(found, key=lambda f: f[0])  # the first outside any class, else the first
         return cls, node
     if (fitted := _fitted_module(tree)) is not None:
         return fitted
@@ -556,7 +565,7 @@ def _counted(
     for name in {n.id for n in walk(node) if isinstance(n, ast.Name)} - set(dir(builtins)):
         if env.get(name, UNKNOWN) is UNKNOWN:
             env[name] = ns  # `args.classes`, `hps.data.hop_length`, `cfg.model`: the merged settings
-    count = counter.count_call(node, env, script)
+    count = counter.count_call_or_defaults(node, env, script)
     return env, count, counter.built
 
 
@@ -890,10 +899,19 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
     ):  # fmt: skip
         prov["dataset"] = _source(own)
         return name
-    canon = canonical_dataset(ex.code) or canonical_dataset(title)
+    canon = canonical_dataset(_without_comments(ex.code)) or canonical_dataset(ex.code) or canonical_dataset(title)
     if canon:
         prov["dataset"] = FieldSource(file=ex.launch.script or "README.md")
     return canon
+
+
+_COMMENT: Final = re.compile(r"(?m)(?:^|(?<=\s))#[^\n'\"]*$")
+
+
+def _without_comments(code: str) -> str:
+    """The code without its comments: what the code names comes before what its comments name (``# Adapted from
+    the PyTorch ImageNet example``), still read when the code names none (``# wget …/tinyshakespeare/input.txt``)."""
+    return _COMMENT.sub("", code)
 
 
 _SPLIT_FILE: Final = re.compile(r"(?i)(?:train|training|valid|validation|val|dev|test)(?:[-_.]\w+)?\.\w+")
