@@ -32,6 +32,7 @@ from schedmate.agents.advisor.extract.config_sources import (
     python_assignments,
     python_config,
     resolve_argparse,
+    settings_from_args,
 )
 from schedmate.agents.advisor.extract.dict_parsers import dict_parser_specs, factory_settings, parse_pairs
 from schedmate.agents.advisor.extract.hydra import compose_hydra
@@ -347,10 +348,12 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
     script = launch.script or ""
     code = (ws.read_text_or_none(script) or "") + launch.entry_suffix
     ex.code = code
+    from_args: list[tuple[str, str, str]] = []  # `if args.batch_size: config.DATA.BATCH_SIZE = args.batch_size`
     for module in _local_imports(ws, code, script):  # config trees' defaults (yacs _C.X.Y = ...): lowest priority
         text = ws.read_text_or_none(module)
         if text and re.search(r"\b(?:CfgNode|CN|ConfigDict|ConfigNode|EasyDict|edict)\(", text):
             ex.values.update(config_tree_assignments(text, module))
+            from_args += settings_from_args(text)
     ex.values.update(config_tree_assignments(code, script))
     ex.values.update(python_assignments(code, script, arithmetic=True))
     ex.values.update(cli_function_defaults(code, script))  # fire / typer: the entry function's defaults
@@ -359,7 +362,8 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
     ex.values.update({k: Value(v, f, ln) for k, (v, f, ln) in factory_defaults.items()})
     specs = argparse_specs(code) + _imported_parser_specs(ws, code, script) + dict_parser_specs(ws, code, script)
     if specs:
-        ex.values.update(resolve_argparse(specs, launch.args, script))
+        abbrev = "allow_abbrev=False" not in code
+        ex.values.update(resolve_argparse(specs, launch.args, script, abbreviations=abbrev))
         for key, value in flag_values(launch.args).items():  # flags another parser takes (Trainer.add_argparse_args)
             ex.values.setdefault(key, value)
     else:  # HfArgumentParser / click / fire: no add_argument calls to read, take `--key value` as given
@@ -376,6 +380,10 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
         ex.values.update(composed)
     config_keys = {f.lstrip("-").replace("-", "_") for f in _CONFIG_FLAGS} | {"config-file", "config-path"}
     ex.values.update({k: v for k, v in overrides.items() if k not in config_keys})
+    for key, arg, when in from_args:  # the config function copies these arguments in last (over files and --opts)
+        given = ex.values.get(arg)
+        if key in ex.values and given is not None and given.value is not None and (when != "truthy" or given.value):
+            ex.values[key] = given
     ex.per_rank_accum_divided = bool(re.search(r"gradient_accumulation_steps\s*//=\s*\w*world_size", code))
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import dataclasses
 import json
 import math
 import operator
@@ -46,6 +47,7 @@ __all__ = [
     "python_assignments",
     "python_config",
     "resolve_argparse",
+    "settings_from_args",
 ]
 
 
@@ -197,7 +199,32 @@ def argparse_specs(source: str) -> list[ArgSpec]:
                 nargs=_literal(kw.get("nargs")),
             )
         )
-    return specs
+    defaults = _unconditional_set_defaults(tree)
+    return [
+        dataclasses.replace(sp, default=defaults[sp.dest][0], line=defaults[sp.dest][1]) if sp.dest in defaults else sp
+        for sp in specs
+    ]
+
+
+def _unconditional_set_defaults(tree: ast.Module) -> dict[str, tuple[Any, int]]:
+    """``parser.set_defaults(epochs=20)`` where it always runs (at module level or in a function's body, not under an
+    ``if``, a loop or a ``try``): the new defaults of those destinations."""
+    out: dict[str, tuple[Any, int]] = {}
+    bodies: list[list[ast.stmt]] = [tree.body]
+    while bodies:
+        for stmt in bodies.pop():
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                bodies.append(stmt.body)
+            call = stmt.value if isinstance(stmt, ast.Expr) else None
+            if (
+                isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "set_defaults" and not call.args
+            ):  # fmt: skip
+                for k in call.keywords:
+                    value = _literal(k.value)
+                    if k.arg and (value is not None or isinstance(k.value, ast.Constant)):
+                        out[k.arg] = (value, call.lineno)
+    return out
 
 
 def _click_type(typ: ast.expr | None) -> str | None:
@@ -210,8 +237,28 @@ def _click_type(typ: ast.expr | None) -> str | None:
     return None
 
 
-def resolve_argparse(specs: list[ArgSpec], argv: list[str], script: str) -> dict[str, Value]:
-    """Values of every argument for ``argv`` (defaults from the script, overrides from the command)."""
+def _expand_prefixes(specs: list[ArgSpec], argv: list[str]) -> list[str]:
+    """argparse's abbreviations: ``--batch 256`` is ``--batch-size 256`` when exactly one option starts so (an exact
+    option, or a prefix of two, stays as given: argparse would take the one or refuse both)."""
+    flags = {f: sp.dest for sp in specs for f in sp.flags if f.startswith("--")}
+    out = []
+    for tok in argv:
+        name, eq, rest = tok.partition("=")
+        if name.startswith("--") and len(name) > 3 and name not in flags:
+            dests = {d for f, d in flags.items() if f.startswith(name)}
+            if len(dests) == 1:
+                name = next(f for f, d in flags.items() if f.startswith(name))
+        out.append(f"{name}{eq}{rest}" if eq else name)
+    return out
+
+
+def resolve_argparse(
+    specs: list[ArgSpec], argv: list[str], script: str, abbreviations: bool = True
+) -> dict[str, Value]:
+    """Values of every argument for ``argv`` (defaults from the script, overrides from the command; unique prefixes
+    of long options stand for them, as argparse reads them, unless the script turns that off)."""
+    if abbreviations:
+        argv = _expand_prefixes(specs, argv)
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
     casts = {"int": int, "float": float, "str": str}
     for s in specs:
@@ -313,6 +360,46 @@ def init_attribute_assignments(cls: ast.ClassDef, path: str) -> dict[str, Value]
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                 with contextlib.suppress(*_NOT_CONSTANT):
                     out[t.attr] = Value(constant_arithmetic(stmt.value), path, stmt.lineno)
+    return out
+
+
+def settings_from_args(source: str) -> list[tuple[str, str, str]]:
+    """``if args.batch_size: config.DATA.BATCH_SIZE = args.batch_size`` (Swin/RepVGG ``update_config``): the config
+    keys the command-line arguments set, as (key, argument, when): ``when`` is "truthy" under ``if args.x:``,
+    "given" under ``if args.x is not None:``, "always" for a plain assignment in such a function."""
+    try:
+        tree = parse(source)
+    except SyntaxError:
+        return []
+    out: list[tuple[str, str, str]] = []
+    for fn in walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        params = {a.arg for a in fn.args.args}
+        for stmt in fn.body:
+            when, body = "always", [stmt]
+            if isinstance(stmt, ast.If) and not stmt.orelse:
+                test = stmt.test
+                if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name):
+                    when, body = "truthy", stmt.body
+                elif (
+                    isinstance(test, ast.Compare) and isinstance(test.left, ast.Attribute)
+                    and isinstance(test.ops[0], ast.IsNot) and isinstance(test.comparators[0], ast.Constant)
+                    and test.comparators[0].value is None
+                ):  # fmt: skip
+                    when, body = "given", stmt.body
+                else:
+                    continue
+            for inner in body:
+                if not (isinstance(inner, ast.Assign) and len(inner.targets) == 1):
+                    continue
+                chain, value = _attr_chain(inner.targets[0]), inner.value
+                if (
+                    chain is not None and len(chain[1]) >= 1 and chain[0] in params
+                    and isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name)
+                    and value.value.id in params and value.value.id != chain[0]
+                ):  # fmt: skip
+                    out.append((".".join(chain[1]), value.attr, when))
     return out
 
 

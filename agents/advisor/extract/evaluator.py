@@ -118,7 +118,7 @@ _BUILTINS: Final[dict[str, Callable[..., Any]]] = {
 _SAFE_METHODS: Final = frozenset({"append", "extend", "get", "keys", "values", "items", "index", "count", "upper",
                                   "lower", "split", "strip", "startswith", "endswith", "copy", "insert", "replace",
                                   "lstrip", "rstrip", "rsplit", "partition", "rpartition", "join", "pop",
-                                  "setdefault", "splitlines", "update"})  # fmt: skip
+                                  "setdefault", "splitlines", "update", "reverse", "sort", "remove"})  # fmt: skip
 
 
 # Calls made for their side effects on weights, not to build layers: one that cannot be followed is skipped.

@@ -400,6 +400,7 @@ def _batch_sizes(
                        "gradient_accumulate_every", "accumulation_steps", "grad_accum", "accum_steps", "update_freq",
                        "accum_freq", "accumulate")  # fmt: skip
     acc = int(accum.value) if accum is not None and isinstance(accum.value, (int, float)) else 1
+    acc = max(acc, 1)  # `ACCUMULATION_STEPS = 0`: accumulation off, one step per batch
     if ex.per_rank_accum_divided:
         return bs, bs * acc
     if num_gpus is None and distributed not in ("single_gpu", "dp") and not ex.batch_split_in_code:

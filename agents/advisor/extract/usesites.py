@@ -1260,6 +1260,18 @@ def _loader_rank(call: ast.Call) -> int:
     return 1
 
 
+def _rebound_locally(scope: ast.AST, call: ast.Call) -> bool:
+    """``autocast = get_autocast(args.precision)`` then ``with autocast():``: the name called is a local variable
+    bound to whatever a function returns (maybe ``contextlib.suppress``), not torch's API."""
+    if not isinstance(call.func, ast.Name):
+        return False
+    name = call.func.id
+    return any(
+        isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+        for n in walk(scope)
+    )
+
+
 def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) -> list[tuple[str, ast.expr, str]]:
     """Consumers inside a workspace helper the entry script calls (``smart_optimizer(model, name, lr)``), one
     level deep: a consumer argument that is one of the helper's parameters maps to the caller's argument."""
@@ -1293,6 +1305,7 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
             c
             for c in _consumers(node)
             if not (c[2] == "create_model()" and helper_tree and _defined_in(ws, helper_tree, helper_file, node))
+            and not (c[0] == "amp_dtype" and _rebound_locally(fn, node))
         ]  # (the job's own `create_model(config)` builds from a config; it names no architecture)
         if not consumers or not _arms_may_run(r, sub, arms.get(id(node), ()), call):
             continue
@@ -1520,12 +1533,26 @@ def _trains_each_pass(loop: ast.For | ast.While) -> bool:
 def _step_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
     """``for it in range(start, N)`` (or ``trange``, ``tqdm(range())``) whose every pass back-propagates and steps
     the optimizer: an iteration loop, N - start optimisation steps (a loop named for epochs is the epoch loop)."""
+    bound: dict[str, list[tuple[int, ast.Call]]] = {}  # `bar = tqdm(range(n))` then `for step in bar:`
     for node in walk(tree):
-        if not isinstance(node, ast.For) or not isinstance(node.iter, ast.Call) or not _trains_each_pass(node):
+        if (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call) and _callee(node.value) in ("tqdm", "range", "trange")
+        ):  # fmt: skip
+            bound.setdefault(node.targets[0].id, []).append((node.lineno, node.value))
+    for node in walk(tree):
+        if not isinstance(node, ast.For) or not _trains_each_pass(node):
             continue
         if isinstance(node.target, ast.Name) and "epoch" in node.target.id.lower():
             continue
-        rng = node.iter
+        if isinstance(node.iter, ast.Name) and (
+            earlier := [c for ln, c in bound.get(node.iter.id, []) if ln < node.lineno]
+        ):
+            rng = earlier[-1]
+        elif isinstance(node.iter, ast.Call):
+            rng = node.iter
+        else:
+            continue
         if _callee(rng) == "tqdm" and rng.args and isinstance(rng.args[0], ast.Call):
             rng = rng.args[0]
         if _callee(rng) in ("range", "trange") and rng.args:
@@ -1628,6 +1655,8 @@ def find_uses(
             out["device_count"] = Use(True, file, node.lineno, "reads the visible GPU count where it runs")
         scope = _scope_at(r, tree, node.lineno)
         for fieldname, arg, how in [*_consumers(node), *_helper_consumers(ws, r, node, file)]:
+            if fieldname == "amp_dtype" and _rebound_locally(scope.node, node):
+                continue
             v = r.value(arg, scope, node.lineno)
             if how == "create_model()" and not _names_architecture(v) and _job_function(ws, r, tree, node, file):
                 continue  # the job's own `create_model('./models/cldm_v15.yaml')` builds from a config, names nothing
@@ -1678,7 +1707,7 @@ def find_uses(
                     continue  # `if fp16: with autocast():` — whether it runs is the caller's setting
                 if (
                     isinstance(node, ast.Call) and _callee(node) == "autocast" and not node.args
-                    and not _kwargs_any(node, ("dtype", "enabled"))
+                    and not _kwargs_any(node, ("dtype", "enabled")) and not _rebound_locally(mod_tree, node)
                 ):  # fmt: skip
                     out["amp_dtype"] = Use("float16", mod_file, node.lineno, f"{_callee(node)}() in {mod_file}")
                     break

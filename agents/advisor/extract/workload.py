@@ -16,8 +16,10 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Final
 
+import yaml
+
 from schedmate.agents.advisor.extract.collect import Extraction
-from schedmate.agents.advisor.extract.config_sources import Value
+from schedmate.agents.advisor.extract.config_sources import Value, load_yaml
 from schedmate.agents.advisor.extract.dict_parsers import FunctionResolver as _FunctionResolver
 from schedmate.agents.advisor.extract.identity import (
     ModelClass,
@@ -43,7 +45,7 @@ _DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", 
                         "data.training_files", "training_files", "train_files", "data_path", "data_dir",
                         "datasets.train.name", "data.train.type", "dataset.name", "train.dataset", "train_data",
                         "train_file", "train_path", "train_dir", "train_data_path", "train_data_dir", "train_ann",
-                        "data_folder",
+                        "data_folder", "train_filename", "train_data_file", "training_file", "training_data",
                         "train_ann_file", "data.train.dataset.type", "train_dataloader.dataset.type",
                         "train_dataloader.dataset.dataset.type", "MIXTURE_OR_TASK_NAME",
                         "mixture_or_task_name", "input_file")  # fmt: skip
@@ -418,10 +420,14 @@ def _fitted_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
             continue
         for other in walk(tree):
             if (
-                isinstance(other, ast.Assign) and isinstance(other.value, ast.Call)
+                isinstance(other, ast.Assign)
+                and isinstance(other.value, ast.Call)
                 and any(isinstance(t, ast.Name) and t.id == first.id for t in other.targets)
-                and _callee_name(other.value)[:1].isupper() and not _is_wrapper(_callee_name(other.value))
-            ):  # fmt: skip
+                and _callee_name(other.value)[:1].isupper()
+                and not _is_wrapper(_callee_name(other.value))
+                and _callee_name(other.value) not in _NOT_MODELS
+                and not _callee_name(other.value).endswith(_NOT_MODEL_SUFFIXES)
+            ):  # fmt: skip  (`Trainer(args, cfg)` after `args = argparse.Namespace(...)` is no model)
                 return _callee_name(other.value), other.value
     return None
 
@@ -588,7 +594,16 @@ def _model_from_call(
     kinds = counter.kinds(built) if count is not None else None
     if inner is not None:  # a LightningModule that trains a model of the job's: that model names it
         return _Model(inner, mc, count, kinds)
+    key = ex.uses.get("registry_key")
+    if key is not None and key.line == node.lineno and isinstance(key.value, str) and _variant_of(key.value, cls):
+        return _Model(key.value, mc, count, kinds)  # `create_by_name("RepVGG-A0")` builds a RepVGG: the key says which
     return _Model(_with_depth(cls, counter.arguments.get(cls, {})), mc, count, kinds)
+
+
+def _variant_of(key: str, cls: str) -> bool:
+    """Whether a registry key names a variant of the class (``RepVGG-A0`` of ``RepVGG``, ``resnet50`` of ``ResNet``)."""
+    k, c = (re.sub(r"[^a-z0-9]", "", x.lower()) for x in (key, cls))
+    return len(c) >= 3 and k.startswith(c) and len(k) > len(c)
 
 
 def _model_in_training_callee(
@@ -657,6 +672,14 @@ def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
         _, count, built = _counted(ws, ex, counter, node.value, script)
         if isinstance(built, Obj) and built.cls and count is not None:
             prov["model_name"] = FieldSource(file=script, line=node.lineno)
+            key = ex.uses.get("registry_key")
+            if (
+                key is not None
+                and key.line == node.lineno
+                and isinstance(key.value, str)
+                and _variant_of(key.value, built.cls)
+            ):  # fmt: skip  (`create_by_name("RepVGG-A0")` built a RepVGG: the key says which)
+                return _Model(key.value, None, count)
             return _Model(built.cls, None, count)  # (a known architecture a setting names still names it)
     return _Model()
 
@@ -752,6 +775,13 @@ def _model_from_type_setting(
             and (mod := re.search(r"^class (\w+)\([^)]*\bModule\b[^)]*\)\s*:", text, re.M))
         ):
             named_module = (stem, mod.group(1), file)
+        suffixed = re.fullmatch(r"(\w+?)_(?:model|arch|net|network)", stem)
+        if named_module is None and suffixed and suffixed.group(1) in wanted and text:
+            # `--model cut` → models/cut_model.py's CUTModel (pix2pix/CycleGAN's find_model_using_name, BasicSR archs)
+            target = suffixed.group(1).replace("_", "").lower()
+            mod = next((c for c in re.findall(r"^class (\w+)\(", text, re.M) if c.lower().startswith(target)), None)
+            if mod is not None:
+                named_module = (suffixed.group(1), mod, file)
         m = pattern.search(text) if text else None
         if m is None or ("Module" not in m.group(2) and not re.search(r"(?:Net|Model|Arch)\b", m.group(2))):
             continue  # (a base class named as a network: `Net`, `BaseModel`, `GANArch`)
@@ -764,6 +794,9 @@ def _model_from_type_setting(
             if prefix and k.startswith(prefix + ".") and "." not in k[len(prefix) + 1 :] and k != key
         }
         prov["model_name"] = FieldSource(file=v.source, line=v.line)
+        whole = _enclosing_type(ex, key)  # `model.type: YOLOv6s` over `model.backbone.type: EfficientRep`: a part
+        if whole is not None and whole != cls and not _defines_class(ws, whole):
+            return _Model(f"{whole} ({cls})", None, None)  # the whole model is built by a function, not this class
         return _Model(cls, find_class(ws, cls, text or "", file), counter.count_class(file, cls, kwargs))
     if named_module is not None:  # a registry keyed by module name: the setting names the model, its module builds it
         stem, cls, file = named_module
@@ -775,6 +808,28 @@ def _model_from_type_setting(
             prov["model_name"] = FieldSource(file=v.source, line=v.line)
             return _Model(name, None, None)
     return _Model()
+
+
+def _defines_class(ws: Workspace, name: str) -> bool:
+    """Whether one of the job's model modules defines class ``name``."""
+    pattern = re.compile(rf"^class {re.escape(name)}\b", re.M)
+    for n, file in enumerate(ws.files((".py",))):
+        if n >= 800:
+            break
+        if _MODEL_FILE.search(file) and pattern.search(ws.read_text_or_none(file) or ""):
+            return True
+    return False
+
+
+def _enclosing_type(ex: Extraction, key: str) -> str | None:
+    """The ``type`` of the section around ``key``'s section (``model.type`` for ``model.backbone.type``): the name of
+    the whole model a nested part belongs to."""
+    parts = key.split(".")
+    if len(parts) < 3:
+        return None
+    outer = ex.values.get(".".join([*parts[:-2], parts[-1]]))
+    name = outer.value if outer is not None else None
+    return name if isinstance(name, str) and _MM_NAME.fullmatch(name) and name not in _MM_WRAPPERS else None
 
 
 def _model_from_library_registry(ex: Extraction, prov: dict[str, FieldSource]) -> _Model:
@@ -844,7 +899,7 @@ def _described(name: str, family: str, ex: Extraction) -> str:
     return f"{details[0]} ({', '.join(details[1:])})" if len(details) > 1 else name
 
 
-def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | None:
+def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource], ws: Workspace | None = None) -> str | None:
     u = ex.uses.get("dataset")
     if (
         u is not None and isinstance(u.value, str) and u.value not in ("json", "csv", "text", "parquet", "arrow")
@@ -879,7 +934,7 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
         return _with_config(canonical_dataset(f"{v.value} {conf}") or v.value.replace(",", " + "), conf)
     if listed := _listed_datasets(ex, prov):
         return listed
-    named = " ".join([*ex.launch.args, *ex.sources])  # data paths and config files the command names
+    named = " ".join([*_data_words(ex.launch.args), *ex.sources])  # data paths and config files the command names
     if canon := canonical_dataset(named):
         prov["dataset"] = FieldSource(file="command", path="command")
         return canon
@@ -893,13 +948,19 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource]) -> str | 
         ):
             prov["dataset"] = _source(v)
             return c
+    if own is not None and ws is not None and (described := _data_file_dataset(ws, str(own.value))) is not None:
+        prov["dataset"] = _source(own)
+        return described  # a YOLO-style data YAML (`--data data/dataset.yaml`): the folder its splits live in
     if (
         own is not None and (name := str(own.value).rstrip("/").rsplit("/", 1)[-1])
         and not _PLACEHOLDER_NAME.fullmatch(name)
     ):  # fmt: skip
         prov["dataset"] = _source(own)
         return name
-    canon = canonical_dataset(_without_comments(ex.code)) or canonical_dataset(ex.code) or canonical_dataset(title)
+    canon = canonical_dataset(_without_comments(ex.code))
+    if canon is None and ws is not None and (held := _data_class_text(ws, ex)):
+        canon = canonical_dataset(_without_comments(held))  # `datamodule=VAEDataset(...)`, which builds MyCelebA
+    canon = canon or canonical_dataset(ex.code) or canonical_dataset(title)
     if canon:
         prov["dataset"] = FieldSource(file=ex.launch.script or "README.md")
     return canon
@@ -912,6 +973,89 @@ def _without_comments(code: str) -> str:
     """The code without its comments: what the code names comes before what its comments name (``# Adapted from
     the PyTorch ImageNet example``), still read when the code names none (``# wget …/tinyshakespeare/input.txt``)."""
     return _COMMENT.sub("", code)
+
+
+def _data_class_text(ws: Workspace, ex: Extraction) -> str | None:
+    """The source of the job's class whose instance the training is fed from: ``fit(..., datamodule=data)`` or
+    ``DataLoader(data, ...)`` with ``data = SomeDataset(...)`` built by the entry script."""
+    try:
+        tree = parse(ex.code)
+    except SyntaxError:
+        return None
+    fed: set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name):
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+            if callee == "fit":
+                fed |= {k.value.id for k in node.keywords if k.arg == "datamodule" and isinstance(k.value, ast.Name)}
+            elif callee == "DataLoader" and node.args and isinstance(node.args[0], ast.Name):
+                fed.add(node.args[0].id)
+    for node in walk(tree):
+        if (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in fed and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+        ):  # fmt: skip
+            found = find_class(ws, node.value.func.id, ex.code, ex.launch.script or "")
+            if found is None or not found.file:
+                continue
+            text = ws.read_text_or_none(found.file)
+            try:
+                module = parse(text) if text else None
+            except SyntaxError:
+                module = None
+            for cls in walk(module) if module is not None else ():
+                if isinstance(cls, ast.ClassDef) and cls.name == found.name and cls.lineno == found.line:
+                    return ast.get_source_segment(text or "", cls)
+    return None
+
+
+_MODEL_FLAG: Final = re.compile(
+    r"(?i)^-{1,2}[\w.-]*(?:model|tokenizer|lm_path|checkpoint|ckpt|pretrain|weights|resume)"
+)
+
+
+def _data_words(args: list[str]) -> list[str]:
+    """The command's words less the values of model, tokenizer and checkpoint options (``--lm_path
+    mpt-1b-redpajama-200b`` names the data a model was trained on, not this job's)."""
+    out: list[str] = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if _MODEL_FLAG.match(a):
+            skip = "=" not in a
+            continue
+        out.append(a)
+    return out
+
+
+_SPLIT_DIRS: Final = frozenset({"images", "labels", "train", "train2017", "val", "val2017", "test", "valid", "imgs"})
+
+
+def _data_file_dataset(ws: Workspace, path: str) -> str | None:
+    """The dataset a data description file (YOLO's ``data.yaml``: ``path:`` or ``train: ../custom/images/train``)
+    points at: a known dataset its text names, else the folder above its split folders."""
+    if not path.endswith((".yaml", ".yml")):
+        return None
+    text = ws.read_text_or_none(path.removeprefix("./"))
+    if not text:
+        return None
+    try:
+        data = load_yaml(text)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    where = data.get("path") if isinstance(data.get("path"), str) else data.get("train")
+    if not isinstance(where, str):
+        return None
+    if (canon := canonical_dataset(where)) is not None:
+        return canon
+    parts = [p for p in where.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    while parts and (parts[-1].lower() in _SPLIT_DIRS or parts[-1].lower().endswith(".txt")):
+        parts.pop()
+    return parts[-1] if parts and parts[-1].lower() not in _GENERIC_DIRS else None
 
 
 _SPLIT_FILE: Final = re.compile(r"(?i)(?:train|training|valid|validation|val|dev|test)(?:[-_.]\w+)?\.\w+")
@@ -1115,7 +1259,7 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
         ident.model_name = _described(ident.model_name, family, ex)
     names = [str(pretrained.value) if pretrained else "", ident.model_name or "", model.cls.name if model.cls else ""]
     ident.model_type = model_type_of(names, model.cls) or model_type_of([family], None) or _type_by_layers(model)
-    ident.dataset = _dataset(ex, title, prov)
+    ident.dataset = _dataset(ex, title, prov, ws)
     sized = pretrained
     registry = ex.uses.get("model")
     built_by_job = found_pretrained is not None and (
