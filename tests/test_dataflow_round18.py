@@ -337,3 +337,86 @@ def test_a_model_registered_by_module_name_and_u2net_family(tmp_path: Path) -> N
         },
     )
     assert extract_metadata(u2, "python u2net_train.py").model_type == "unet"
+
+
+_POSE = {
+    "experiments/w32.yaml": "GPUS: (0,1,2,3)\nTRAIN:\n  BATCH_SIZE_PER_GPU: 32\n  END_EPOCH: 210\n  LR: 0.001\n",
+    "lib/config.py": """
+from yacs.config import CfgNode as CN
+_C = CN()
+_C.GPUS = (0,)
+_C.TRAIN = CN()
+_C.TRAIN.BATCH_SIZE_PER_GPU = 32
+_C.TRAIN.IMS_PER_BATCH = 1
+_C.TRAIN.END_EPOCH = 140
+_C.TRAIN.LR = 0.01
+cfg = _C
+""",
+    "tools/train.py": """
+import argparse, torch
+from lib.config import cfg
+p = argparse.ArgumentParser()
+p.add_argument('--cfg', required=True)
+args = p.parse_args()
+cfg.merge_from_file(args.cfg)
+model = torch.nn.Linear(10, 10)
+model = torch.nn.DataParallel(model, device_ids=cfg.GPUS).cuda()
+loader = torch.utils.data.DataLoader(ds, batch_size=cfg.TRAIN.BATCH_SIZE_PER_GPU * len(cfg.GPUS))
+optimizer = torch.optim.Adam(model.parameters(), lr=cfg.TRAIN.LR)
+for epoch in range(0, cfg.TRAIN.END_EPOCH):
+    for x in loader:
+        optimizer.zero_grad(); model(x).sum().backward(); optimizer.step()
+""",
+}
+
+
+def test_dataparallel_over_listed_devices_counts_them_and_a_smaller_total_is_no_total(tmp_path: Path) -> None:
+    """``DataParallel(model, device_ids=cfg.GPUS)`` with ``GPUS: (0,1,2,3)`` (yacs reads the string as a tuple):
+    four GPUs in one process, 32 each, 128 in all; a default ``IMS_PER_BATCH = 1`` below the loader's batch is some
+    other count, not the total."""
+    meta = extract_metadata(write(tmp_path, _POSE), "python tools/train.py --cfg experiments/w32.yaml")
+    assert (meta.num_gpus, meta.distributed) == (4, "dp")
+    assert (meta.batch_size_per_device, meta.global_batch_size, meta.epochs) == (32, 128, 210)
+
+
+_GAN = {
+    "training/networks.py": "import torch\nclass Generator(torch.nn.Module):\n    pass\n"
+    "class Discriminator(torch.nn.Module):\n    pass\n",
+    "train.py": """
+import click, dnnlib
+
+@click.command()
+@click.option('--data', type=str, required=True)
+@click.option('--gpus', type=int, required=True)
+@click.option('--batch', type=int, required=True)
+def main(**kwargs):
+    c = dnnlib.EasyDict()
+    c.D_kwargs = dnnlib.EasyDict()
+    c.G_kwargs = dnnlib.EasyDict()
+    c.D_kwargs.class_name = 'training.networks.Discriminator'
+    c.G_kwargs.class_name = 'training.networks.Generator'
+    c.num_gpus = kwargs['gpus']
+    # Example: --data ~/datasets/ffhq-1024x1024.zip
+    launch(c)
+
+main()
+""",
+    "rl/main.py": """
+import argparse, torch
+p = argparse.ArgumentParser()
+p.add_argument('--game', default='space_invaders')
+p.add_argument('--batch-size', type=int, default=32)
+args = p.parse_args()
+""",
+}
+
+
+def test_a_class_path_names_the_network_and_data_options_name_the_data(tmp_path: Path) -> None:
+    """``G_kwargs.class_name = "training.networks.Generator"`` (dnnlib's ``construct_class_by_name``) names the
+    generator, not the discriminator; the command's ``--data`` path names the data before a comment does; a
+    reinforcement-learning job's ``--game`` is what it trains on; a generic folder (``images/``) names nothing."""
+    root = write(tmp_path, _GAN)
+    meta = extract_metadata(root, "python train.py --data ~/datasets/afhq.zip --gpus 8 --batch 32")
+    assert (meta.model_name, meta.dataset) == ("Generator", "afhq.zip")
+    assert extract_metadata(root, "python train.py --data images/ --gpus 1 --batch 8").dataset == "FFHQ"
+    assert extract_metadata(root / "rl", "python main.py").dataset == "space_invaders"

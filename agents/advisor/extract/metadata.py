@@ -214,6 +214,9 @@ def _setup(ex: Extraction) -> _Setup:
             ]  # fmt: skip
         if isinstance(ids, list | tuple) and ids and all(isinstance(x, int) and not isinstance(x, bool) for x in ids):
             num_gpus = len(set(ids))  # Lightning-style device ids (`--gpus 0,1`, `--gpus 0,`): one process per id
+    listed = ex.uses.get("dp_devices")  # `DataParallel(model, device_ids=cfg.GPUS)`: the GPUs it lists
+    if num_gpus is None and launch.launcher == "python" and listed is not None and isinstance(listed.value, int):
+        num_gpus = listed.value
     procs = ex.uses.get("processes")
     if num_gpus is None and launch.launcher == "python" and procs is not None and isinstance(procs.value, int):
         num_gpus = procs.value  # the script starts a process per device it counts (`for d in range(nb_gpu): Process`)
@@ -385,6 +388,11 @@ def _batch_sizes(
         glob = Value(glob.value // seq.value, glob.source, glob.line)  # a total counted in tokens (llm.c, nanoGPT)
     if glob is None and bs is None and (split := ex.uses.get("global_batch")) is not None:
         return None, split.value  # `args.batch_size = int(args.batch_size / ngpus)` over GPUs the command leaves open
+    if (
+        glob is not None and isinstance(glob.value, int) and isinstance(bs, int) and not isinstance(bs, bool)
+        and glob.value < bs
+    ):  # fmt: skip
+        glob = None  # a "global" batch below the loader's own is some other count (a default of 1 image per batch)
     if glob is not None and isinstance(glob.value, int) and not isinstance(glob.value, bool) and glob.value > 0:
         if isinstance(bs, int) and not isinstance(bs, bool):
             return bs, glob.value

@@ -1120,8 +1120,10 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         yield "amp_dtype", ast.Constant("float16"), f"{name}()"  # on by default: CUDA autocast is float16
     elif (wrap := _wrap_kind(name)) is not None:  # the model wrapped for data parallelism: which kind (calls in arms
         yield wrap, ast.Constant(value=True), f"{name}()"  # that cannot run skipped)
-        if name == "DataParallel" and _args_of(call, ("device_ids",), 1) is None:
+        if name == "DataParallel" and (ids := _args_of(call, ("device_ids",), 1)) is None:
             yield "dp_all", ast.Constant(value=True), "DataParallel() without device_ids: every visible GPU"
+        elif name == "DataParallel" and ids is not None:
+            yield "dp_devices", ids, "DataParallel(device_ids=): the GPUs listed"
     elif name == "initialize" and dotted.endswith("amp.initialize"):  # apex AMP: O1/O2 mixed, O3 pure fp16, O0 off
         yield "apex_amp", _args_of(call, ("opt_level",), 2) or ast.Constant("O1"), "apex amp.initialize()"
     elif dotted.startswith("apex.") or name in ("LARC", "FusedAdam", "FusedLAMB", "convert_syncbn_model"):
@@ -1258,6 +1260,15 @@ def _loader_rank(call: ast.Call) -> int:
     if (isinstance(shuffle, ast.Constant) and shuffle.value is True) or "train" in ast.unparse(call):
         return 2
     return 1
+
+
+def _device_list_size(v: Any) -> int | None:
+    """How many devices ``device_ids`` lists: ``[0, 1]``, ``(0, 1, 2, 3)``, or yacs's ``"(0,1,2,3)"`` string."""
+    if isinstance(v, list | tuple) and v and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        return len(set(v))
+    if isinstance(v, str) and re.fullmatch(r"\s*[(\[]?\s*\d{1,3}(?:\s*,\s*\d{1,3})*\s*,?\s*[)\]]?\s*", v):
+        return len(set(re.findall(r"\d+", v)))
+    return None
 
 
 def _rebound_locally(scope: ast.AST, call: ast.Call) -> bool:
@@ -1679,6 +1690,10 @@ def find_uses(
                 continue
             if fieldname == "lr" and v == 0:
                 continue  # an optimizer built at lr 0: a scheduler sets the rate
+            if fieldname == "dp_devices":
+                v = _device_list_size(v)
+                if v is None:
+                    continue
             rank = _loader_rank(node) if fieldname == "batch" else 1
             if rank == 0 and training_loader:
                 continue

@@ -46,6 +46,7 @@ _DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", 
                         "datasets.train.name", "data.train.type", "dataset.name", "train.dataset", "train_data",
                         "train_file", "train_path", "train_dir", "train_data_path", "train_data_dir", "train_ann",
                         "data_folder", "train_filename", "train_data_file", "training_file", "training_data",
+                        "env_name", "env_id", "game", "atari_game", "gym_env", "data",
                         "train_ann_file", "data.train.dataset.type", "train_dataloader.dataset.type",
                         "train_dataloader.dataset.dataset.type", "MIXTURE_OR_TASK_NAME",
                         "mixture_or_task_name", "input_file")  # fmt: skip
@@ -810,6 +811,31 @@ def _model_from_type_setting(
     return _Model()
 
 
+_NOT_THE_NETWORK: Final = re.compile(
+    r"(?i)(?:^|[._])(?:d|disc\w*|loss|augment\w*|opt\w*|dataset|data|sampler|ema)_?kwargs"
+)
+
+
+def _model_from_class_path(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource]) -> _Model:
+    """A network built from a dotted class path a setting holds (dnnlib ``construct_class_by_name(**G_kwargs)`` with
+    ``G_kwargs.class_name = "training.networks_stylegan3.Generator"``, EDM's ``network_kwargs``): the class, when the
+    job's own module defines it (not the discriminator's, the loss's or the data's)."""
+    for key, v in ex.values.items():
+        path = v.value
+        if not (
+            key.endswith("class_name") and isinstance(path, str) and re.fullmatch(r"[A-Za-z_][\w.]*\.[A-Z]\w*", path)
+            and not _NOT_THE_NETWORK.search(key)
+        ):  # fmt: skip
+            continue
+        module, _, cls = path.rpartition(".")
+        file = module.replace(".", "/") + ".py"
+        text = ws.read_text_or_none(file) if ws.exists(file) else None
+        if text and re.search(rf"^class {re.escape(cls)}\(", text, re.M):
+            prov["model_name"] = _source(v)
+            return _Model(cls, find_class(ws, cls, text, file), None)
+    return _Model()
+
+
 def _defines_class(ws: Workspace, name: str) -> bool:
     """Whether one of the job's model modules defines class ``name``."""
     pattern = re.compile(rf"^class {re.escape(name)}\b", re.M)
@@ -953,7 +979,7 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource], ws: Works
         return described  # a YOLO-style data YAML (`--data data/dataset.yaml`): the folder its splits live in
     if (
         own is not None and (name := str(own.value).rstrip("/").rsplit("/", 1)[-1])
-        and not _PLACEHOLDER_NAME.fullmatch(name)
+        and not _PLACEHOLDER_NAME.fullmatch(name) and name.lower() not in _GENERIC_DIRS | _SPLIT_DIRS
     ):  # fmt: skip
         prov["dataset"] = _source(own)
         return name
@@ -1220,6 +1246,8 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
         model = _model_in_training_callee(ws, ex, counter, prov)  # a thin entry: `train(cfg)` builds and fits it
     if model.name is None and found_pretrained is None:
         model = _model_from_type_setting(ws, ex, counter, prov)
+    if model.name is None and found_pretrained is None:
+        model = _model_from_class_path(ws, ex, prov)  # dnnlib's `G_kwargs.class_name = "training.networks.Generator"`
     if model.name is None and found_pretrained is None:
         model = _model_from_openmmlab(ex, prov)
         if model.name is None:
