@@ -420,3 +420,43 @@ def test_a_class_path_names_the_network_and_data_options_name_the_data(tmp_path:
     assert (meta.model_name, meta.dataset) == ("Generator", "afhq.zip")
     assert extract_metadata(root, "python train.py --data images/ --gpus 1 --batch 8").dataset == "FFHQ"
     assert extract_metadata(root / "rl", "python main.py").dataset == "space_invaders"
+
+
+_AGENT = {
+    "model.py": """
+import torch.nn as nn
+class DQN(nn.Module):
+    def __init__(self, args, action_space):
+        super().__init__()
+        self.convs = nn.Sequential(nn.Conv2d(4, 32, 8, stride=4), nn.ReLU())
+        self.fc = nn.Linear(3136, action_space)
+""",
+    "agent.py": """
+import torch.optim as optim
+from model import DQN
+class Agent:
+    def __init__(self, args, env):
+        self.online_net = DQN(args, env.action_space()).to(device=args.device)
+        self.target_net = DQN(args, env.action_space())
+        self.optimiser = optim.Adam(self.online_net.parameters(), lr=args.learning_rate, eps=args.adam_eps)
+""",
+    "main.py": """
+import argparse
+from agent import Agent
+p = argparse.ArgumentParser()
+p.add_argument('--model_name', default='run')
+p.add_argument('--learning-rate', type=float, default=6.25e-5)
+args = p.parse_args()
+log_path = os.path.join("logs", args.model_name)
+print("Training model named:", args.model_name)
+dqn = Agent(args, env)
+""",
+}
+
+
+def test_the_network_a_job_class_trains_is_the_model_and_a_run_name_is_no_model(tmp_path: Path) -> None:
+    """``dqn = Agent(args, env)`` whose ``__init__`` builds ``self.online_net = DQN(...)`` and an optimizer over its
+    parameters: the model is the DQN (a CNN); ``--model_name my_run`` read only to name a log folder (and printed)
+    is the run's name, not a checkpoint."""
+    meta = extract_metadata(write(tmp_path, _AGENT), "python main.py --model_name my_run")
+    assert (meta.model_name, meta.model_type) == ("DQN", "cnn")

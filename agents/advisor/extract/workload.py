@@ -130,11 +130,29 @@ def _pretrained_by_name(ex: Extraction) -> tuple[str, Value] | None:
                 "model.pretrained_model_name_or_path"):  # fmt: skip
         found = ex.find(key)
         if found is not None and isinstance(found[1].value, str) and found[1].value.strip().lower() not in _SCRATCH:
+            if key == "model_name" and _only_names_a_folder(ex, key):
+                continue  # `--model_name mono_model` read only into `os.path.join(log_dir, model_name)`: the run's name
             return found
     m = re.search(r"from_pretrained\(\s*['\"]([\w./-]+)['\"]", ex.code)
     if m:
         return "from_pretrained", Value(m.group(1), ex.launch.script or "", ex.code[: m.start()].count("\n") + 1)
     return None
+
+
+_FOLDER_USE: Final = re.compile(
+    r"os\.path\.join\(|\bmakedirs\(|\bmkdir\(|_dir\b|\blog_path\b|\bPath\(|\bprint\(|\blog(?:ger|ging)?\.\w+\("
+)  # (a line that prints or logs the name loads nothing either)
+
+
+def _only_names_a_folder(ex: Extraction, key: str) -> bool:
+    """Whether the job's code reads setting ``key`` (``opt.model_name``, ``cfg["model_name"]``) and every line that
+    reads it builds a path (a log or checkpoint folder named after the run) or prints it."""
+    read = re.compile(rf"\.{key}\b|\[['\"]{key}['\"]\]")
+    lines = [
+        line for text in [ex.code, *(t for _, t in ex.modules[:20])] for line in text.splitlines()
+        if read.search(line) and not re.search(rf"add_argument\(|\b{key}\s*=(?!=)", line)
+    ]  # fmt: skip
+    return bool(lines) and all(_FOLDER_USE.search(line) for line in lines)
 
 
 def _known_size(name: str) -> float | None:
@@ -623,6 +641,84 @@ def _model_in_training_callee(
     return _Model()
 
 
+def _self_owner(expr: ast.AST) -> str | None:
+    """``self.online_net`` or ``self.models["encoder"]``: the attribute (and key) of ``self`` an expression reads."""
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
+        inner = _self_owner(expr.value)
+        return f"{inner}[{expr.slice.value}]" if inner else None
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        return expr.attr
+    return None
+
+
+def _trained_attributes(cls: ast.ClassDef) -> list[str]:
+    """The attributes of ``self`` whose parameters an optimizer built in the class's methods trains: ``Adam(self.
+    online_net.parameters())``, or a list of parameters the class gathers (``self.params += list(self.models["enc"].
+    parameters())`` then ``Adam(self.params, lr)``)."""
+    gathered: dict[str, list[ast.AST]] = {}
+    for node in walk(cls):
+        if isinstance(node, ast.Assign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if (name := _self_owner(t)) is not None:
+                    gathered.setdefault(name, []).append(node.value)
+    out: list[str] = []
+    for node in walk(cls):
+        if not (isinstance(node, ast.Call) and _builds_optimizer(node)):
+            continue
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "params"), None)
+        sources: list[ast.AST] = [first] if first is not None else []
+        if first is not None and (held := _self_owner(first)) is not None:
+            sources = gathered.get(held, [])
+        for src in sources:
+            for call in walk(src):
+                if (
+                    isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and call.func.attr in _PARAMETERS and (owner := _self_owner(call.func.value)) is not None
+                    and owner not in out
+                ):  # fmt: skip
+                    out.append(owner)
+    return out
+
+
+def _model_in_job_class(ws: Workspace, ex: Extraction, counter: ParamCounter, prov: dict[str, FieldSource]) -> _Model:
+    """The network a class of the job's builds and trains, when the entry only builds that class (an RL ``Agent``, a
+    ``Trainer`` holding ``self.models``): the class of the first attribute its optimizer trains."""
+    script = ex.launch.script or ""
+    try:
+        tree = parse(ex.code)
+    except SyntaxError:
+        return _Model()
+    for node in walk(tree):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        name = _callee_name(node.value)
+        if not name[:1].isupper() or name in _NOT_MODELS:
+            continue
+        found = find_class(ws, name, ex.code, script)
+        text = ws.read_text_or_none(found.file) if found is not None and found.file else None
+        try:
+            module = parse(text) if text else None
+        except SyntaxError:
+            module = None
+        holder = next(
+            (c for c in walk(module) if isinstance(c, ast.ClassDef) and found and c.lineno == found.line), None
+        ) if module is not None else None  # fmt: skip
+        if holder is None or found is None or found.file is None:
+            continue
+        for owner in _trained_attributes(holder):
+            for stmt in walk(holder):
+                if (
+                    isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _self_owner(stmt.targets[0]) == owner
+                    and isinstance(stmt.value, ast.Call) and (built := _callee_name(_moved(stmt.value)))[:1].isupper()
+                    and not _is_wrapper(built)
+                ):  # fmt: skip
+                    prov["model_name"] = FieldSource(file=found.file, line=stmt.lineno)
+                    cls = find_class(ws, built, text or "", found.file) or _class_anywhere(ws, built)
+                    return _Model(built, cls, None)
+    return _Model()
+
+
 def _type_by_layers(model: _Model) -> str | None:
     """The family of the counted model by where its parameters are: mostly convolutions (a CNN), recurrent layers
     (an RNN), or only linear layers (an MLP); None when it is mixed or attention-based (no guess)."""
@@ -838,13 +934,19 @@ def _model_from_class_path(ws: Workspace, ex: Extraction, prov: dict[str, FieldS
 
 def _defines_class(ws: Workspace, name: str) -> bool:
     """Whether one of the job's model modules defines class ``name``."""
+    return _class_anywhere(ws, name) is not None
+
+
+def _class_anywhere(ws: Workspace, name: str) -> ModelClass | None:
+    """Class ``name`` as one of the job's model modules defines it (``networks/resnet_encoder.py``), if one does."""
     pattern = re.compile(rf"^class {re.escape(name)}\b", re.M)
     for n, file in enumerate(ws.files((".py",))):
         if n >= 800:
             break
-        if _MODEL_FILE.search(file) and pattern.search(ws.read_text_or_none(file) or ""):
-            return True
-    return False
+        text = ws.read_text_or_none(file) if _MODEL_FILE.search(file) else None
+        if text and pattern.search(text):
+            return find_class(ws, name, text, file)
+    return None
 
 
 def _enclosing_type(ex: Extraction, key: str) -> str | None:
@@ -1244,6 +1346,8 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
         model = _Model()
     if model.name is None and found_pretrained is None and target is None and script.endswith(".py"):
         model = _model_in_training_callee(ws, ex, counter, prov)  # a thin entry: `train(cfg)` builds and fits it
+    if model.name is None and found_pretrained is None and target is None and script.endswith(".py"):
+        model = _model_in_job_class(ws, ex, counter, prov)  # `dqn = Agent(args, env)` holds and trains the network
     if model.name is None and found_pretrained is None:
         model = _model_from_type_setting(ws, ex, counter, prov)
     if model.name is None and found_pretrained is None:
