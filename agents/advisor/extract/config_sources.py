@@ -158,6 +158,9 @@ def _literal(node: ast.AST | None) -> Any:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             v = _literal(node.operand)
             return -v if isinstance(v, (int, float)) else None
+        if isinstance(node, ast.BinOp):  # `default=2**20`, `default=int(50e6)` is a call (left as None)
+            with contextlib.suppress(*_NOT_CONSTANT):
+                return constant_arithmetic(node)
         return None
 
 

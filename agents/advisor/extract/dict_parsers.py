@@ -98,14 +98,14 @@ class FunctionResolver:
             return {}
         return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
 
-    def imported_function(self, name: str, file: str) -> tuple[ast.FunctionDef, str] | None:
+    def imported_function(self, name: str, file: str, depth: int = 0) -> tuple[ast.FunctionDef, str] | None:
         """A function ``name`` defined in ``file`` or imported into it from the job's own modules (``from x import
-        name``)."""
+        name``), through a package that re-exports it (``lib/models/__init__.py``: ``from .YOLOP import get_net``)."""
         own = self.functions(file).get(name)
         if own is not None:
             return own, file
         tree = self.trees.get(file)
-        if tree is None:
+        if tree is None or depth > 3:
             return None
         for node in tree.body:
             if isinstance(node, ast.ImportFrom) and node.module is not None:
@@ -120,6 +120,10 @@ class FunctionResolver:
                     fn = self.functions(path).get(alias.name)
                     if fn is not None:
                         return fn, path
+                    if path in self.trees and path != file:
+                        found = self.imported_function(alias.name, path, depth + 1)
+                        if found is not None:
+                            return found
         return None
 
     def module_function(self, alias: str, name: str, file: str) -> tuple[ast.FunctionDef, str] | None:

@@ -30,7 +30,7 @@ _SPECIFIC_FAMILIES: Final = (
     (r"vits\b|synthesizertrn|fastspeech|glow-?tts", "vits_tts"),
     (r"tacotron", "rnn"),  # Tacotron (2): a recurrent sequence-to-sequence model with attention
     (r"unet2dcondition|diffusion|ddpm|ldm\b|stable-?diffusion", "diffusion_unet"),
-    (r"u-?(?:2|\^2)?-?net", "unet"),  # U-Net, UNet++, U²-Net (U2NET, U-2-Net)
+    (r"u[-_]?(?:2|\^2)?[-_]?net", "unet"),  # U-Net, U_Net, AttU_Net, UNet++, U²-Net (U2NET, U-2-Net)
     (r"yolo|r-?cnn|retinanet|\bdetr\b|\bssd\b|fcos|centernet|detector", "cnn_detector"),
     (r"\bvit\b|vit[-_]|deit|swin|beit|visiontransformer|segformer|\bmit[-_]b\d|poolformer|metaformer",
      "vision_transformer"),

@@ -147,6 +147,15 @@ _DEVICE_COUNT: Final = r"(?:torch\.)?(?:cuda\.)?device_count\(\)"
 _COUNT_KEYWORDS: Final = r"(?:gpus|devices|nprocs|nproc|num_gpus|n_gpus?|world_size|num_processes)"
 
 
+_RANK_GATE: Final = re.compile(r"\bif\s+[\w.]*(?:local_rank|rank)\s*(?:!=|>=|>)\s*-?\d")
+
+
+def _rank_gated(ex: Extraction) -> bool:
+    """Whether the code's DDP wrap sits under a rank test (``if args.local_rank != -1:``, ``if rank != -1:``): the
+    arm a launcher's environment selects."""
+    return _RANK_GATE.search(ex.code) is not None
+
+
 def _count_handed_on(code: str) -> bool:
     """``Trainer(gpus=torch.cuda.device_count())``, or ``args.gpus = device_count()`` then ``Trainer(gpus=args.gpus)``:
     the visible-GPU count handed to what starts or spreads the work (not a log line or a seeding branch)."""
@@ -260,10 +269,12 @@ def _setup(ex: Extraction) -> _Setup:
     ):
         distributed = "fsdp"  # `--fsdp full_shard`, or the model is wrapped in FSDP where the code runs
     elif (
-        launch.launcher == "python" and "dp_wrap" in ex.uses and "ddp_wrap" not in ex.uses
-        and not re.search(r"\bspawn\(", ex.code)
+        launch.launcher == "python" and "dp_wrap" in ex.uses and not re.search(r"\bspawn\(", ex.code)
+        and ("ddp_wrap" not in ex.uses or ("processes" not in ex.uses and not launch.world_size and _rank_gated(ex)))
     ):  # fmt: skip
-        distributed = "dp"  # one process drives the GPUs it is given through nn.DataParallel
+        # one process drives the GPUs it is given through nn.DataParallel (a DDP arm for `rank != -1` needs a
+        # launcher that sets the rank: plain `python` starts one process)
+        distributed = "single_gpu" if num_gpus == 1 else "dp"
     elif (
         (num_gpus or 1) > 1
         or (strategy is not None and "ddp" in str(strategy.value))
@@ -439,7 +450,7 @@ def _precision(ex: Extraction) -> str:
         return "fp32"  # autocast(enabled=False): the setting turns mixed precision off
     if (u := uses.get("amp_dtype")) is not None and isinstance(u.value, str):
         return "bf16" if "bf" in u.value else "fp16"
-    if enabled is not None and enabled.value is True and enabled.how == "autocast(enabled=)":
+    if enabled is not None and enabled.value is True and enabled.how.endswith("autocast(enabled=)"):
         return "fp16"  # autocast(enabled=True) without a dtype: CUDA autocast is float16
     if (u := uses.get("precision")) is not None:
         text = str(u.value)

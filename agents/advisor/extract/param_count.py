@@ -417,6 +417,8 @@ class ParamCounter(Evaluator):
                 self.arguments[node.name] = {a.arg: env.get(a.arg, UNKNOWN) for a in named}
             self._function_body(init.body, env, file)
             return obj
+        if isinstance(node, ast.FunctionDef) and node.name == "forward":
+            return UNKNOWN  # a dummy forward pass in __init__ (strides from `self.forward(zeros)`) builds nothing
         if isinstance(node, ast.FunctionDef):
             env = dict(self._module(file)[1])
             self._bind(node, args, kwargs, env, file)

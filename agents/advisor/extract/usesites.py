@@ -312,6 +312,8 @@ class _Resolver:
             return self.value(node.body if test else node.orelse, scope, line, d)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             a, b = self.value(node.left, scope, line, d), self.value(node.comparators[0], scope, line, d)
+            if isinstance(node.ops[0], ast.Eq | ast.NotEq) and _is_cpu_test(node, a, b):
+                return isinstance(node.ops[0], ast.NotEq)  # `device.type != "cpu"`: the job runs on its GPUs
             if a is _UNKNOWN or b is _UNKNOWN or isinstance(a, _Namespace | dict) or isinstance(b, _Namespace | dict):
                 return _UNKNOWN
             op = node.ops[0]
@@ -1262,6 +1264,22 @@ def _loader_rank(call: ast.Call) -> int:
     return 1
 
 
+def _scaled_from(expr: ast.expr, base: ast.expr | None) -> bool:
+    """Whether ``expr`` is ``base`` multiplied by something (``args.batch_size * args.mu`` of ``args.batch_size``)."""
+    if base is None or not (isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult)):
+        return False
+    return ast.dump(base) in (ast.dump(expr.left), ast.dump(expr.right))
+
+
+def _is_cpu_test(node: ast.Compare, a: Any, b: Any) -> bool:
+    """``device.type != "cpu"`` / ``args.device == 'cpu'`` where the device is not known: a test of the device the
+    job runs on, which for a GPU job is not the CPU."""
+    sides = [(node.left, a, b), (node.comparators[0], b, a)]
+    return any(
+        value is _UNKNOWN and other == "cpu" and "device" in _dotted(expr).lower() for expr, value, other in sides
+    )
+
+
 def _device_list_size(v: Any) -> int | None:
     """How many devices ``device_ids`` lists: ``[0, 1]``, ``(0, 1, 2, 3)``, or yacs's ``"(0,1,2,3)"`` string."""
     if isinstance(v, list | tuple) and v and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
@@ -1551,8 +1569,13 @@ def _step_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
             and isinstance(node.value, ast.Call) and _callee(node.value) in ("tqdm", "range", "trange")
         ):  # fmt: skip
             bound.setdefault(node.targets[0].id, []).append((node.lineno, node.value))
+    in_epochs = {  # a loop inside the epoch loop counts one epoch's steps, not the budget
+        id(inner) for outer in walk(tree)
+        if isinstance(outer, ast.For) and isinstance(outer.target, ast.Name) and "epoch" in outer.target.id.lower()
+        for inner in walk(outer) if inner is not outer
+    }  # fmt: skip
     for node in walk(tree):
-        if not isinstance(node, ast.For) or not _trains_each_pass(node):
+        if not isinstance(node, ast.For) or not _trains_each_pass(node) or id(node) in in_epochs:
             continue
         if isinstance(node.target, ast.Name) and "epoch" in node.target.id.lower():
             continue
@@ -1650,6 +1673,7 @@ def find_uses(
     r.config_classes = config_classes or {}
     out: dict[str, Use] = {}
     ranks: dict[str, int] = {}
+    batch_args: dict[int, ast.expr] = {}  # line → the batch expression of the loader kept there
     dead = _dead_code(r, tree)
     dead |= _unreached_functions(tree, dead)
     training_loader = any(  # a loader on training data exists: an evaluation loader's batch is never the job's
@@ -1701,9 +1725,15 @@ def find_uses(
             later = node.lineno >= prev.line if prev is not None else True
             if fieldname == "model":  # the trained model is built first (teachers, EMA copies come later)
                 later = prev is None or node.lineno < prev.line
+            if fieldname == "batch" and prev is not None and _scaled_from(arg, batch_args.get(prev.line)):
+                later = (
+                    False  # `batch_size=args.batch_size * args.mu` (FixMatch's unlabelled stream) after the plain one
+                )
             if prev is None or rank > ranks.get(fieldname, 1) or (rank == ranks.get(fieldname, 1) and later):
                 out[fieldname] = Use(v, file, node.lineno, how)
                 ranks[fieldname] = rank
+                if fieldname == "batch":
+                    batch_args[node.lineno] = arg
     for bound, line in _process_loops(tree, dead):
         n = r.value(bound, _scope_at(r, tree, line), line)
         if isinstance(n, int) and not isinstance(n, bool) and 0 < n <= 4096 and "processes" not in out:
@@ -1767,7 +1797,12 @@ def find_uses(
         if len(bounds) == 1:
             bounds.insert(0, 0)
         if not isinstance(bounds[0], int) and isinstance(bounds[1], int) and not isinstance(bounds[1], bool):
-            bounds[0] = 0  # range(<resume point>, N): a fresh run starts at epoch 0
+            first = args[0]  # range(<resume point>, N): a fresh run starts at epoch 0 (`begin_epoch + 1`: at 1)
+            offset = (
+                first.right.value if isinstance(first, ast.BinOp) and isinstance(first.op, ast.Add)
+                and isinstance(first.right, ast.Constant) and isinstance(first.right.value, int) else 0
+            )  # fmt: skip
+            bounds[0] = offset
         if all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) and "epochs" not in out:
             out["epochs"] = Use(bounds[1] - bounds[0], file, line, "for epoch in range()")
     return out

@@ -46,7 +46,7 @@ _DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", 
                         "datasets.train.name", "data.train.type", "dataset.name", "train.dataset", "train_data",
                         "train_file", "train_path", "train_dir", "train_data_path", "train_data_dir", "train_ann",
                         "data_folder", "train_filename", "train_data_file", "training_file", "training_data",
-                        "env_name", "env_id", "game", "atari_game", "gym_env", "data",
+                        "env_name", "env_id", "game", "atari_game", "gym_env", "data", "dataroot_gt", "dataroot_lq",
                         "train_ann_file", "data.train.dataset.type", "train_dataloader.dataset.type",
                         "train_dataloader.dataset.dataset.type", "MIXTURE_OR_TASK_NAME",
                         "mixture_or_task_name", "input_file")  # fmt: skip
@@ -175,7 +175,10 @@ _WRAPPERS: Final = frozenset(
 def _is_wrapper(name: str, aliases: Collection[str] = _WRAPPERS) -> bool:
     """A data-parallel or EMA wrapper (``aliases``: those names and the module's own aliases of them), or a
     project's data-parallel subclass by its telling name: it wraps a model, it does not build one."""
-    return name in aliases or data_parallel_subclass(name) is not None
+    return name in aliases or data_parallel_subclass(name) is not None or _EMA_CLASS.fullmatch(name) is not None
+
+
+_EMA_CLASS: Final = re.compile(r"(?i)(?:model)?_?ema(?:_?model)?(?:v\d)?")  # ModelEMA, EMAModel, EmaModel
 
 
 def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
@@ -508,6 +511,17 @@ def _built_class(resolver: _FunctionResolver, fn: ast.FunctionDef, file: str, de
             continue
         value = stmt.value.elts[0] if isinstance(stmt.value, ast.Tuple) and stmt.value.elts else stmt.value
         if isinstance(value, ast.Name):
+            arms = {
+                _callee_name(n.value) for n in walk(fn)
+                if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                and any(isinstance(t, ast.Name) and t.id == value.id for t in n.targets)
+            }  # fmt: skip
+            always = any(
+                isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == value.id for t in n.targets)
+                for n in fn.body
+            )
+            if len(arms) > 1 and not always:
+                return None  # `if model_type == 'swin': model = SwinTransformer(...) elif ...`: the settings choose
             value = bound.get(value.id, value)
         if not isinstance(value, ast.Call):
             continue
@@ -515,6 +529,8 @@ def _built_class(resolver: _FunctionResolver, fn: ast.FunctionDef, file: str, de
         named = next((k.value for k in value.keywords if k.arg == "name" and isinstance(k.value, ast.Constant)), None)
         if callee in ("Model", "Sequential") and isinstance(named, ast.Constant) and isinstance(named.value, str):
             return named.value  # Keras' functional API: `keras.Model(inputs, outputs, name="unet")` names the model
+        if callee in ("Sequential", "ModuleList", "ModuleDict"):
+            return None  # a registry builder's `nn.Sequential(*modules)` fallback (mmcv's build) names no model
         if callee[:1].isupper() and not _is_wrapper(callee) and callee not in _NOT_MODELS:
             return str(callee)
         if isinstance(value.func, ast.Name) and (inner := resolver.imported_function(callee, file)) is not None:
@@ -706,17 +722,44 @@ def _model_in_job_class(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
         ) if module is not None else None  # fmt: skip
         if holder is None or found is None or found.file is None:
             continue
+        ruled_out = _arms_ruled_out(holder, ex)
         for owner in _trained_attributes(holder):
             for stmt in walk(holder):
                 if (
                     isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _self_owner(stmt.targets[0]) == owner
                     and isinstance(stmt.value, ast.Call) and (built := _callee_name(_moved(stmt.value)))[:1].isupper()
-                    and not _is_wrapper(built)
+                    and not _is_wrapper(built) and id(stmt) not in ruled_out
                 ):  # fmt: skip
                     prov["model_name"] = FieldSource(file=found.file, line=stmt.lineno)
                     cls = find_class(ws, built, text or "", found.file) or _class_anywhere(ws, built)
-                    return _Model(built, cls, None)
+                    count = counter.count_call(_moved(stmt.value), {}, found.file)  # literal arguments can be counted
+                    return _Model(built, cls, count)
     return _Model()
+
+
+def _arms_ruled_out(cls: ast.ClassDef, ex: Extraction) -> set[int]:
+    """Statements of a class in ``if self.model_type == "U_Net": … elif …`` arms the settings rule out: the class
+    copies the setting in (``self.model_type = config.model_type``) and the command or its defaults give its value."""
+    copied: dict[str, str] = {}  # self attribute → the setting it copies
+    for node in walk(cls):
+        if (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and (attr := _self_owner(node.targets[0]))
+            and isinstance(node.value, ast.Attribute)
+        ):  # fmt: skip
+            copied.setdefault(attr, node.value.attr)
+    out: set[int] = set()
+    for node in walk(cls):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1):
+            continue
+        attr, const = _self_owner(node.test.left), node.test.comparators[0]
+        if attr not in copied or not isinstance(const, ast.Constant) or not isinstance(node.test.ops[0], ast.Eq):
+            continue
+        setting = ex.get(copied[attr])
+        if setting is None or not isinstance(setting.value, str | int):
+            continue
+        dead = node.body if setting.value != const.value else []  # the arm for another value cannot run
+        out |= {id(n) for stmt in dead for n in walk(stmt)}
+    return out
 
 
 def _type_by_layers(model: _Model) -> str | None:
@@ -1053,8 +1096,9 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource], ws: Works
             prov["dataset"] = _source(v)
             return _data_file_name(v.value)  # a data file: its name is all the job says
         if canon is None and (key.endswith(("_target_", "_files", "_file", "_path", "_dir")) or "/" in v.value):
-            if v.source == "command" and own is None and not key.endswith("_target_") and "${" not in v.value:
-                own = v  # the job's own data folder, given on the command line: better than a default in the code
+            given = v.source == "command" or v.source.endswith(_CONFIG_FILES)
+            if given and own is None and not key.endswith("_target_") and "${" not in v.value:
+                own = v  # the job's own data folder, given on the command line or in its config: better than a default
             continue  # a folder or module path that names no known dataset says nothing
         prov["dataset"] = _source(v)
         cv = ex.get("dataset_config_name") if key == "dataset_name" else None  # HF examples' DataTrainingArguments
@@ -1080,8 +1124,8 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource], ws: Works
         prov["dataset"] = _source(own)
         return described  # a YOLO-style data YAML (`--data data/dataset.yaml`): the folder its splits live in
     if (
-        own is not None and (name := str(own.value).rstrip("/").rsplit("/", 1)[-1])
-        and not _PLACEHOLDER_NAME.fullmatch(name) and name.lower() not in _GENERIC_DIRS | _SPLIT_DIRS
+        own is not None and (name := _folder_name(str(own.value)))
+        and not _PLACEHOLDER_NAME.fullmatch(name)
     ):  # fmt: skip
         prov["dataset"] = _source(own)
         return name
@@ -1091,7 +1135,14 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource], ws: Works
     canon = canon or canonical_dataset(ex.code) or canonical_dataset(title)
     if canon:
         prov["dataset"] = FieldSource(file=ex.launch.script or "README.md")
-    return canon
+        return canon
+    for key in ("data_dir", "data_root", "dataroot", "data_path", "dataset_dir", "dataset_root", "train_dir"):
+        v = ex.get(key)  # the script's own default data folder (`--data_dir ../Market/pytorch`), named by its folder
+        name = _folder_name(v.value) if v is not None and isinstance(v.value, str) and "/" in v.value else None
+        if v is not None and name and not _PLACEHOLDER_NAME.fullmatch(name):
+            prov["dataset"] = _source(v)
+            return name
+    return None
 
 
 _COMMENT: Final = re.compile(r"(?m)(?:^|(?<=\s))#[^\n'\"]*$")
@@ -1158,7 +1209,19 @@ def _data_words(args: list[str]) -> list[str]:
     return out
 
 
-_SPLIT_DIRS: Final = frozenset({"images", "labels", "train", "train2017", "val", "val2017", "test", "valid", "imgs"})
+_SPLIT_DIRS: Final = frozenset({"images", "labels", "train", "train2017", "val", "val2017", "test", "valid", "imgs",
+                                "target", "input", "gt", "lq", "hq", "groundtruth", "pytorch"})  # fmt: skip
+_CONFIG_FILES: Final = (".yaml", ".yml", ".json", ".toml")
+
+
+def _folder_name(path: str) -> str | None:
+    """The folder a data path names, past its split and role folders (``./Deraining/Datasets/train/Rain13K/target``
+    → "Rain13K", ``../Market/pytorch`` → "Market"); None when only generic folders remain."""
+    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".", "..", "~")]
+    while parts and parts[-1].lower() in _SPLIT_DIRS | _GENERIC_DIRS:
+        parts.pop()
+    placeholder = {"to", "path", "xxx", "yyy", "your", "my", "dir", "folder"}  # `/path/to/images`
+    return parts[-1] if parts and parts[-1].lower() not in placeholder else None
 
 
 def _data_file_dataset(ws: Workspace, path: str) -> str | None:

@@ -1,0 +1,189 @@
+"""Resumable loops, device tests, re-exported factories, chosen arms and auxiliary loaders (round 20's misses)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from schedmate.agents.advisor.extract.metadata import extract_metadata
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    """Write a small repository under ``root``."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+_YOLOP_LIKE = {
+    "lib/models/__init__.py": "from .net import get_net\n",
+    "lib/models/net.py": """
+import torch.nn as nn
+class MCnet(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.body = nn.Conv2d(3, 8, 3)
+
+def get_net(cfg):
+    model = MCnet(cfg)
+    return model
+""",
+    "lib/config.py": "from yacs.config import CfgNode as CN\n_C = CN()\n_C.GPUS = (0, 1)\ncfg = _C\n",
+    "lib/core/function.py": """
+from torch.cuda import amp
+def train(cfg, loader, model, optimizer, scaler, device):
+    for x in loader:
+        with amp.autocast(enabled=device.type != 'cpu'):
+            loss = model(x).sum()
+        scaler.scale(loss).backward(); scaler.step(optimizer); optimizer.zero_grad()
+""",
+    "tools/train.py": """
+import argparse, os, torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+from lib.models import get_net
+from lib.core.function import train
+from lib.config import cfg
+p = argparse.ArgumentParser()
+p.add_argument('--local_rank', type=int, default=-1)
+p.add_argument('--resume', action='store_true')
+args = p.parse_args()
+rank = int(os.environ['RANK']) if 'RANK' in os.environ else -1
+device = torch.device('cuda')
+model = get_net(None).to(device)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
+begin_epoch = 0
+if args.resume:
+    begin_epoch = torch.load('last.pth')['epoch']
+if rank == -1 and torch.cuda.device_count() > 1:
+    model = torch.nn.DataParallel(model, device_ids=cfg.GPUS)
+if rank != -1:
+    model = DDP(model, device_ids=[args.local_rank])
+loader = torch.utils.data.DataLoader(ds, batch_size=24 * len(cfg.GPUS))
+for epoch in range(begin_epoch + 1, 240 + 1):
+    train(None, loader, model, optimizer, scaler, device)
+""",
+}
+
+
+def test_a_resumable_loop_a_device_test_and_a_re_exported_factory(tmp_path: Path) -> None:
+    """``range(begin_epoch + 1, 240 + 1)`` runs 240 epochs on a fresh run; ``autocast(enabled=device.type != 'cpu')``
+    is on for a GPU job; ``get_net`` re-exported by ``lib/models/__init__.py`` builds an ``MCnet``; the DDP arm for
+    ``rank != -1`` needs a launcher, so plain ``python`` runs DataParallel over the two listed GPUs."""
+    meta = extract_metadata(write(tmp_path, _YOLOP_LIKE), "python tools/train.py")
+    assert (meta.epochs, meta.precision, meta.model_name) == (240, "fp16", "MCnet")
+    assert (meta.distributed, meta.num_gpus) == ("dp", 2)
+
+
+_SOLVER = {
+    "network.py": """
+import torch.nn as nn
+class U_Net(nn.Module):
+    def __init__(self, img_ch=3, output_ch=1):
+        super().__init__()
+        self.c = nn.Conv2d(img_ch, 16, 3)
+        self.o = nn.Conv2d(16, output_ch, 1)
+
+class AttU_Net(nn.Module):
+    def __init__(self, img_ch=3, output_ch=1):
+        super().__init__()
+        self.c = nn.Conv2d(img_ch, 32, 3)
+        self.o = nn.Conv2d(32, output_ch, 1)
+""",
+    "solver.py": """
+import torch.optim as optim
+from network import U_Net, AttU_Net
+class Solver:
+    def __init__(self, config):
+        self.model_type = config.model_type
+        self.lr = config.lr
+        self.build_model()
+
+    def build_model(self):
+        if self.model_type == 'U_Net':
+            self.unet = U_Net(img_ch=3, output_ch=1)
+        elif self.model_type == 'AttU_Net':
+            self.unet = AttU_Net(img_ch=3, output_ch=1)
+        self.optimizer = optim.Adam(list(self.unet.parameters()), self.lr)
+""",
+    "main.py": """
+import argparse
+from solver import Solver
+p = argparse.ArgumentParser()
+p.add_argument('--model_type', default='U_Net')
+p.add_argument('--lr', type=float, default=2e-4)
+config = p.parse_args()
+solver = Solver(config)
+""",
+}
+
+
+def test_the_arm_a_job_class_takes_builds_the_model_it_counts(tmp_path: Path) -> None:
+    """``Solver`` copies ``config.model_type`` and builds ``AttU_Net`` in the ``elif`` arm the command selects (not the
+    first arm's ``U_Net``); its literal arguments let it be counted; a U_Net-family name is a U-Net."""
+    meta = extract_metadata(write(tmp_path, _SOLVER), "python main.py --model_type AttU_Net")
+    assert (meta.model_name, meta.model_type) == ("AttU_Net", "unet")
+    assert meta.params_millions is not None
+    assert abs(meta.params_millions * 1e6 - ((3 * 32 * 9 + 32) + (32 + 1))) < 5
+
+
+_FIXMATCH_LIKE = """
+import argparse, math, torch
+from torch.utils.data import DataLoader
+
+class ModelEMA(object):
+    def __init__(self, args, model, decay):
+        self.ema = model
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument('--total-steps', default=2**20, type=int)
+    p.add_argument('--eval-step', default=1024, type=int)
+    p.add_argument('--batch-size', default=64, type=int)
+    p.add_argument('--mu', default=7, type=int)
+    p.add_argument('--start-epoch', default=0, type=int)
+    p.add_argument('--data_dir', default='../Market/pytorch')
+    args = p.parse_args()
+    model = WideResNet(28, 2)
+    ema_model = ModelEMA(args, model, 0.999)
+    labeled_loader = DataLoader(labeled, batch_size=args.batch_size)
+    unlabeled_loader = DataLoader(unlabeled, batch_size=args.batch_size * args.mu)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.03)
+    args.epochs = math.ceil(args.total_steps / args.eval_step)
+    train(args, labeled_loader, unlabeled_loader, model, optimizer)
+
+def train(args, labeled_loader, unlabeled_loader, model, optimizer):
+    for epoch in range(args.start_epoch, args.epochs):
+        for batch_idx in range(args.eval_step):
+            loss = model(next(labeled_loader)).sum()
+            loss.backward()
+            optimizer.step()
+            model.zero_grad()
+
+main()
+"""
+
+
+def test_the_labelled_batch_an_epoch_of_steps_an_ema_copy_and_a_default_data_folder(tmp_path: Path) -> None:
+    """The plain ``batch_size=args.batch_size`` loader, not the unlabelled ``args.batch_size * args.mu`` one; the
+    inner ``range(eval_step)`` loop is one epoch's steps, the outer loop's ``ceil(2**20 / 1024)`` the epochs;
+    ``ModelEMA`` copies the model, it is not the model; the default ``../Market/pytorch`` names the data folder."""
+    meta = extract_metadata(write(tmp_path, {"train.py": _FIXMATCH_LIKE}), "python train.py")
+    assert (meta.batch_size_per_device, meta.epochs, meta.max_steps) == (64, 1024, None)
+    assert meta.model_name != "ModelEMA"
+    assert meta.dataset == "Market"
+
+
+def test_a_basicsr_data_root_in_the_options_file_names_its_folder(tmp_path: Path) -> None:
+    """``datasets.train.dataroot_gt: ./Deraining/Datasets/train/Rain13K/target`` in the options YAML: the data is
+    the folder past the split and role folders (Rain13K)."""
+    root = write(
+        tmp_path,
+        {
+            "options/train.yml": "datasets:\n  train:\n    name: TrainSet\n"
+            "    dataroot_gt: ./Deraining/Datasets/train/Rain13K/target\n"
+            "    dataroot_lq: ./Deraining/Datasets/train/Rain13K/input\n",
+            "basicsr/train.py": "import argparse, yaml\np = argparse.ArgumentParser()\np.add_argument('-opt')\n"
+            "args = p.parse_args()\nopt = yaml.safe_load(open(args.opt))\n",
+        },
+    )
+    assert extract_metadata(root, "python basicsr/train.py -opt options/train.yml").dataset == "Rain13K"
