@@ -187,3 +187,44 @@ def test_a_basicsr_data_root_in_the_options_file_names_its_folder(tmp_path: Path
         },
     )
     assert extract_metadata(root, "python basicsr/train.py -opt options/train.yml").dataset == "Rain13K"
+
+
+_HRNET_CLS = {
+    "experiments/w18.yaml": "GPUS: (0,1,2,3)\nTRAIN:\n  BATCH_SIZE_PER_GPU: 32\n  END_EPOCH: 100\n",
+    "lib/config.py": "from yacs.config import CfgNode as CN\n_C = CN()\n_C.GPUS = (0,)\n_C.TRAIN = CN()\n"
+    "_C.TRAIN.BATCH_SIZE_PER_GPU = 16\n_C.TRAIN.END_EPOCH = 140\nconfig = _C\n",
+    "tools/train.py": """
+import argparse, torch
+from lib.config import config
+p = argparse.ArgumentParser()
+p.add_argument('--cfg', required=True)
+args = p.parse_args()
+config.merge_from_file(args.cfg)
+model = torch.nn.Linear(4, 4)
+gpus = list(config.GPUS)
+model = torch.nn.DataParallel(model, device_ids=gpus).cuda()
+loader = torch.utils.data.DataLoader(ds, batch_size=config.TRAIN.BATCH_SIZE_PER_GPU * len(gpus))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+for epoch in range(0, config.TRAIN.END_EPOCH):
+    for x in loader:
+        optimizer.zero_grad(); model(x).sum().backward(); optimizer.step()
+""",
+    "dp_all.py": """
+import torch
+model = torch.nn.DataParallel(torch.nn.Linear(4, 4)).cuda()
+loader = torch.utils.data.DataLoader(ds, batch_size=64)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+for epoch in range(3):
+    for x in loader:
+        optimizer.zero_grad(); model(x).sum().backward(); optimizer.step()
+""",
+}
+
+
+def test_a_per_gpu_batch_times_the_listed_gpus_and_an_unknown_gpu_count_stays_dataparallel(tmp_path: Path) -> None:
+    """``gpus = list(config.GPUS)`` and a loader of ``BATCH_SIZE_PER_GPU * len(gpus)``: 32 per GPU, 128 in all, over
+    four GPUs; ``DataParallel(model)`` where nothing says how many GPUs is DataParallel, not a one-GPU job."""
+    root = write(tmp_path, _HRNET_CLS)
+    meta = extract_metadata(root, "python tools/train.py --cfg experiments/w18.yaml")
+    assert (meta.batch_size_per_device, meta.global_batch_size, meta.num_gpus, meta.distributed) == (32, 128, 4, "dp")
+    assert extract_metadata(root, "python dp_all.py").distributed == "dp"

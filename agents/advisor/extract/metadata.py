@@ -229,6 +229,7 @@ def _setup(ex: Extraction) -> _Setup:
     procs = ex.uses.get("processes")
     if num_gpus is None and launch.launcher == "python" and procs is not None and isinstance(procs.value, int):
         num_gpus = procs.value  # the script starts a process per device it counts (`for d in range(nb_gpu): Process`)
+    told = num_gpus is not None  # (a count the command, settings or code state, not the one-GPU default below)
     if num_gpus is None and launch.launcher in _TRAINING_LAUNCHERS and not uses_all_visible:
         num_gpus = 1
     stage = ex.get("deepspeed.zero_optimization.stage", "zero_optimization.stage")
@@ -274,7 +275,9 @@ def _setup(ex: Extraction) -> _Setup:
     ):  # fmt: skip
         # one process drives the GPUs it is given through nn.DataParallel (a DDP arm for `rank != -1` needs a
         # launcher that sets the rank: plain `python` starts one process)
-        distributed = "single_gpu" if num_gpus == 1 else "dp"
+        one_id = ex.get("gpu_ids", "gpu_id", "gpu")  # `--gpu_ids 0`: DataParallel over the one GPU it lists
+        told = told or (one_id is not None and re.fullmatch(r"\s*\d{1,3}\s*,?\s*", str(one_id.value)) is not None)
+        distributed = "single_gpu" if num_gpus == 1 and told else "dp"
     elif (
         (num_gpus or 1) > 1
         or (strategy is not None and "ddp" in str(strategy.value))
@@ -636,7 +639,9 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
         setup = _setup(ex)
     per_device, global_bs = None, None
     with st.step("batch"):
-        per_gpu = _PER_GPU.search(t.keys.get("batch_size_per_device", "")) is not None
+        per_gpu = _PER_GPU.search(t.keys.get("batch_size_per_device", "")) is not None or (
+            (used := ex.uses.get("batch")) is not None and used.how.endswith("a per-GPU batch times the GPUs")
+        )
         per_device, global_bs = _batch_sizes(ex, bs, setup.num_gpus, setup.distributed, per_gpu=per_gpu)
     frameworks: list[str] = []
     with st.step("frameworks"):

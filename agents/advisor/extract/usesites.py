@@ -529,6 +529,11 @@ class _Resolver:
                 and (found is None or found.source != "command")
             ):  # fmt: skip
                 return self.world_size  # `--world-size` defaults to 1; under a launcher of N processes it is N
+            if (
+                node.attr == "local_rank" and self.world_size is not None and self.world_size > 1
+                and (found is None or (found.source != "command" and found.value in (-1, None)))
+            ):  # fmt: skip
+                return 0  # `--local_rank` defaults to -1; a launcher of N processes gives each its rank (0 here)
             if found is not None:
                 return found.value
             if isinstance(base, _Namespace) and base.cls:  # a config class: `--cls.field`, then its default
@@ -679,6 +684,12 @@ class _Resolver:
                 except (ValueError, TypeError, OverflowError):
                     return _UNKNOWN
             return _UNKNOWN
+        if name in ("list", "tuple") and len(args) == 1 and isinstance(node.func, ast.Name):
+            v = self.value(args[0], scope, line, depth)  # `gpus = list(config.GPUS)`
+            if isinstance(v, list | tuple):
+                return list(v) if name == "list" else tuple(v)
+            size = _device_list_size(v) if isinstance(v, str) else None  # yacs reads "(0,1,2,3)" as a tuple
+            return [int(x) for x in re.findall(r"\d+", v)] if size is not None and isinstance(v, str) else _UNKNOWN
         if name == "len" and len(args) == 1 and isinstance(node.func, ast.Name):
             v = self.value(args[0], scope, line, depth)  # `nb_gpu = len(opt.gpu_ranks)`
             return len(v) if isinstance(v, list | tuple | dict) else _UNKNOWN  # (a string setting may be a spec: "0-3")
@@ -1264,6 +1275,15 @@ def _loader_rank(call: ast.Call) -> int:
     return 1
 
 
+def _per_gpu_factor(expr: ast.expr) -> ast.expr | None:
+    """The per-GPU factor of a loader batch written as ``cfg.TRAIN.BATCH_SIZE_PER_GPU * len(gpus)``."""
+    if not (isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult)):
+        return None
+    return next(
+        (side for side in (expr.left, expr.right) if re.search(r"(?i)per_?gpu|per_?device", _dotted(side))), None
+    )
+
+
 def _scaled_from(expr: ast.expr, base: ast.expr | None) -> bool:
     """Whether ``expr`` is ``base`` multiplied by something (``args.batch_size * args.mu`` of ``args.batch_size``)."""
     if base is None or not (isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult)):
@@ -1689,7 +1709,8 @@ def find_uses(
         if _callee(node) == "device_count" and "device_count" not in out:
             out["device_count"] = Use(True, file, node.lineno, "reads the visible GPU count where it runs")
         scope = _scope_at(r, tree, node.lineno)
-        for fieldname, arg, how in [*_consumers(node), *_helper_consumers(ws, r, node, file)]:
+        for fieldname, arg, said in [*_consumers(node), *_helper_consumers(ws, r, node, file)]:
+            how = said
             if fieldname == "amp_dtype" and _rebound_locally(scope.node, node):
                 continue
             v = r.value(arg, scope, node.lineno)
@@ -1714,6 +1735,10 @@ def find_uses(
                 continue
             if fieldname == "lr" and v == 0:
                 continue  # an optimizer built at lr 0: a scheduler sets the rate
+            if fieldname == "batch" and (per := _per_gpu_factor(arg)) is not None:
+                each = r.value(per, scope, node.lineno)  # `BATCH_SIZE_PER_GPU * len(gpus)`: DataParallel splits it
+                if isinstance(each, int) and not isinstance(each, bool) and each > 0:
+                    v, how = each, f"{how}: a per-GPU batch times the GPUs"
             if fieldname == "dp_devices":
                 v = _device_list_size(v)
                 if v is None:

@@ -375,9 +375,9 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
     for m in _MODEL_VAR.finditer(ex.code):
         if (
             _is_wrapper(m.group("cls"), wrappers) or m.group("cls") in _NOT_MODELS or m.group("cls") in OPTIMIZERS
-            or m.group("cls").endswith(_NOT_MODEL_SUFFIXES)
+            or m.group("cls").endswith(_NOT_MODEL_SUFFIXES) or "self." in m.group(0) or "loss" in m.group("cls").lower()
         ):  # fmt: skip
-            continue  # `model = DistributedDataParallel(model)` wraps the model; it does not build one
+            continue  # `model = DistributedDataParallel(model)` wraps the model; `x_G = self.MSE_loss(...)` calls one
         line = ex.code[: m.start("cls")].count("\n") + 1
         for node in walk(tree):
             if not isinstance(node, ast.Call) or node.lineno != line:
