@@ -5,15 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from schedmate.agents.advisor.extract.metadata import extract_metadata
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    """Write a small repository under ``root``."""
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
-
+from tests.repo_files import write
 
 _ARGPARSE = """
 import argparse, torch

@@ -11,14 +11,7 @@ from schedmate.agents.advisor.extract.launch import follow_shell_script, parse_c
 from schedmate.agents.advisor.extract.metadata import extract_metadata
 from schedmate.agents.advisor.extract.syntax import parse
 from schedmate.agents.advisor.extract.workspace import Workspace
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    """Write a small repository under ``root``."""
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
+from tests.repo_files import write
 
 
 def test_older_python_loses_only_the_lines_this_parser_refuses() -> None:

@@ -12,15 +12,7 @@ from schedmate.agents.advisor.extract.metadata import extract_metadata
 from schedmate.agents.advisor.extract.syntax import parse, walk
 from schedmate.agents.advisor.extract.syspath import sys_path_roots
 from schedmate.agents.advisor.extract.workspace import Workspace
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    """Write a small repository under ``root``."""
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
-
+from tests.repo_files import write
 
 FIRE = """
 import fire, torch
