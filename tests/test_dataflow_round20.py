@@ -220,3 +220,18 @@ def test_a_per_gpu_batch_times_the_listed_gpus_and_an_unknown_gpu_count_stays_da
     meta = extract_metadata(root, "python tools/train.py --cfg experiments/w18.yaml")
     assert (meta.batch_size_per_device, meta.global_batch_size, meta.num_gpus, meta.distributed) == (32, 128, 4, "dp")
     assert extract_metadata(root, "python dp_all.py").distributed == "dp"
+
+
+def test_a_dataparallel_wrap_for_several_gpus_is_off_on_the_one_gpu_stated(tmp_path: Path) -> None:
+    """``if len(opt.gpu_ids) > 1: model = DataParallel(...)`` with ``--gpu_ids 0`` never wraps: one GPU, no data
+    parallelism; the same wrap without the test is DataParallel even on one GPU."""
+    job = (
+        "import argparse, torch\np = argparse.ArgumentParser()\np.add_argument('--gpu_ids', default='0')\n"
+        "opt = p.parse_args()\nmodel = torch.nn.Linear(4, 4)\n{wrap}"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    )
+    guarded = "if len(opt.gpu_ids) > 1:\n    model = torch.nn.DataParallel(model)\n"
+    root = write(tmp_path / "a", {"train.py": job.format(wrap=guarded)})
+    assert extract_metadata(root, "python train.py --gpu_ids 0").distributed == "single_gpu"
+    plain = write(tmp_path / "b", {"train.py": job.format(wrap="model = torch.nn.DataParallel(model)\n")})
+    assert extract_metadata(plain, "python train.py --gpu_ids 0").distributed == "dp"

@@ -158,10 +158,16 @@ def _literal(node: ast.AST | None) -> Any:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             v = _literal(node.operand)
             return -v if isinstance(v, (int, float)) else None
-        if isinstance(node, ast.BinOp):  # `default=2**20`, `default=int(50e6)` is a call (left as None)
-            with contextlib.suppress(*_NOT_CONSTANT):
-                return constant_arithmetic(node)
         return None
+
+
+def _default(node: ast.AST | None) -> Any:
+    """An argument's default: a literal, or constant arithmetic (``default=2**20``); anything else is None."""
+    value = _literal(node)
+    if value is None and isinstance(node, ast.BinOp):
+        with contextlib.suppress(*_NOT_CONSTANT):
+            return constant_arithmetic(node)
+    return value
 
 
 def argparse_specs(source: str) -> list[ArgSpec]:
@@ -195,7 +201,7 @@ def argparse_specs(source: str) -> list[ArgSpec]:
             ArgSpec(
                 flags=flags,
                 dest=str(dest),
-                default=_literal(kw.get("default")),
+                default=_default(kw.get("default")),
                 type=type_name,
                 action=_literal(kw.get("action")),
                 line=node.lineno,

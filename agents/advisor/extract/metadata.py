@@ -147,6 +147,9 @@ _DEVICE_COUNT: Final = r"(?:torch\.)?(?:cuda\.)?device_count\(\)"
 _COUNT_KEYWORDS: Final = r"(?:gpus|devices|nprocs|nproc|num_gpus|n_gpus?|world_size|num_processes)"
 
 
+_DP_GUARD: Final = re.compile(
+    r"\bif\b[^\n:]*(?:gpu|device)[^\n:]*>\s*1\s*:[ \t]*\n[ \t]+[^\n]*DataParallel", re.I
+)  # a DataParallel wrap under a several-GPUs test
 _RANK_GATE: Final = re.compile(r"\bif\s+[\w.]*(?:local_rank|rank)\s*(?:!=|>=|>)\s*-?\d")
 
 
@@ -275,9 +278,11 @@ def _setup(ex: Extraction) -> _Setup:
     ):  # fmt: skip
         # one process drives the GPUs it is given through nn.DataParallel (a DDP arm for `rank != -1` needs a
         # launcher that sets the rank: plain `python` starts one process)
-        one_id = ex.get("gpu_ids", "gpu_id", "gpu")  # `--gpu_ids 0`: DataParallel over the one GPU it lists
+        one_id = ex.get("gpu_ids", "gpu_id", "gpu")  # `--gpu_ids 0`: the one GPU it lists
         told = told or (one_id is not None and re.fullmatch(r"\s*\d{1,3}\s*,?\s*", str(one_id.value)) is not None)
-        distributed = "single_gpu" if num_gpus == 1 and told else "dp"
+        guarded = any(_DP_GUARD.search(text) for text in [ex.code, *(t for _, t in ex.modules[:20])])
+        # `if len(gpu_ids) > 1: model = DataParallel(model, ...)` is off on the one GPU the job states
+        distributed = "single_gpu" if num_gpus == 1 and told and guarded else "dp"
     elif (
         (num_gpus or 1) > 1
         or (strategy is not None and "ddp" in str(strategy.value))
