@@ -235,3 +235,25 @@ def test_a_dataparallel_wrap_for_several_gpus_is_off_on_the_one_gpu_stated(tmp_p
     assert extract_metadata(root, "python train.py --gpu_ids 0").distributed == "single_gpu"
     plain = write(tmp_path / "b", {"train.py": job.format(wrap="model = torch.nn.DataParallel(model)\n")})
     assert extract_metadata(plain, "python train.py --gpu_ids 0").distributed == "dp"
+
+
+def test_the_model_built_in_the_arm_the_settings_select_and_a_lower_case_class(tmp_path: Path) -> None:
+    """``if args.sparse: model = SpGAT(...) else: model = GAT(...)`` with ``--sparse`` off builds the ``GAT``;
+    ``model = ft_net(...)``, a class of the job's named in lower case, is the model (not the ``PCB`` of an arm
+    ``--PCB`` rules out)."""
+    layers = (
+        "import torch.nn as nn\nclass GAT(nn.Module):\n    pass\nclass SpGAT(nn.Module):\n    pass\n"
+        "class ft_net(nn.Module):\n    pass\nclass PCB(nn.Module):\n    pass\n"
+    )
+    job = (
+        "import argparse, torch\nfrom layers import GAT, SpGAT, ft_net, PCB\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--sparse', action='store_true')\np.add_argument('--PCB', action='store_true')\n"
+        "args = p.parse_args()\n{build}optimizer = torch.optim.Adam(model.parameters(), lr=0.005)\n"
+    )
+    gat = "if args.sparse:\n    model = SpGAT(nfeat=8)\nelse:\n    model = GAT(nfeat=8)\n"
+    root = write(tmp_path / "a", {"layers.py": layers, "train.py": job.format(build=gat)})
+    assert extract_metadata(root, "python train.py").model_name == "GAT"
+    assert extract_metadata(root, "python train.py --sparse").model_name == "SpGAT"
+    reid = "model = ft_net(751)\nif args.PCB:\n    model = PCB(751)\n"
+    root = write(tmp_path / "b", {"layers.py": layers, "train.py": job.format(build=reid)})
+    assert extract_metadata(root, "python train.py").model_name == "ft_net"

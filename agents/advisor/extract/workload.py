@@ -114,6 +114,7 @@ _SCRATCH: Final = ("scratch", "resume", "none", "")
 _MODEL_VAR: Final = re.compile(
     r"^\s*(?P<var>\w*(?i:model|net|generator|_g)\w*)\s*=\s*(?:\w+\.)*(?P<cls>[A-Z]\w*)\(", re.M
 )
+_MODEL_VAR_LOWER: Final = re.compile(r"^\s*(?P<var>\w*(?i:model|net)\w*)\s*=\s*(?P<cls>[a-z]\w*)\(", re.M)
 
 
 def _pretrained(ex: Extraction) -> tuple[str, Value] | None:
@@ -181,7 +182,7 @@ def _is_wrapper(name: str, aliases: Collection[str] = _WRAPPERS) -> bool:
 _EMA_CLASS: Final = re.compile(r"(?i)(?:model)?_?ema(?:_?model)?(?:v\d)?")  # ModelEMA, EMAModel, EmaModel
 
 
-def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
+def _optimized_module(tree: ast.Module, ruled_out: Collection[int] = ()) -> tuple[str, ast.Call] | None:
     """``optim.Adam(transformer.parameters(), ...)``: the constructor call that built ``transformer``."""
     owners: list[str] = []
     for node in walk(tree):
@@ -213,8 +214,12 @@ def _optimized_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
                 cls = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
                 rewraps = bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == name
                 if (
-                    cls and cls[0].isupper() and not _is_wrapper(cls, wrappers) and not rewraps
-                ):  # not `model = Full(model, loss)`
+                    cls
+                    and cls[0].isupper()
+                    and not _is_wrapper(cls, wrappers)
+                    and not rewraps
+                    and id(node) not in ruled_out
+                ):  # not `model = Full(model, loss)`, nor one built in an arm the settings rule out
                     found.append((any(a <= node.lineno <= b for a, b in methods), cls, call))
         if found:
             _, cls, call = min(found, key=lambda f: f[0])  # the first outside any class, else the first
@@ -349,7 +354,8 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
         tree = parse(ex.code)
     except SyntaxError:
         return None
-    owner = _optimized_module(tree)
+    ruled_out = _entry_arms_ruled_out(tree, ex)  # `if args.sparse: model = SpGAT(...) else: model = GAT(...)`
+    owner = _optimized_module(tree, ruled_out)
     if owner is not None:  # the module whose parameters the optimizer trains: its constructor names the model
         return owner
     for node in walk(tree):  # `model = MODELS[args.model](...)`: a registry of constructors, keyed by a setting
@@ -372,7 +378,12 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
     in_classes = _class_lines(tree)
     found: list[tuple[bool, str, ast.Call, str]] = []
     wrappers = _WRAPPERS | _wrapper_aliases(tree)
-    for m in _MODEL_VAR.finditer(ex.code):
+    lower = [  # `model = ft_net(...)`: a class of the job's named in lower case (not a factory function)
+        m for m in _MODEL_VAR_LOWER.finditer(ex.code)
+        if re.search(rf"^class {re.escape(m.group('cls'))}\(", ex.code, re.M)
+        or any(re.search(rf"^class {re.escape(m.group('cls'))}\(", t, re.M) for _, t in ex.modules[:20])
+    ]  # fmt: skip
+    for m in sorted([*_MODEL_VAR.finditer(ex.code), *lower], key=lambda m: m.start()):
         if (
             _is_wrapper(m.group("cls"), wrappers) or m.group("cls") in _NOT_MODELS or m.group("cls") in OPTIMIZERS
             or m.group("cls").endswith(_NOT_MODEL_SUFFIXES) or "self." in m.group(0) or "loss" in m.group("cls").lower()
@@ -383,6 +394,8 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
             if not isinstance(node, ast.Call) or node.lineno != line:
                 continue
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if name == m.group("cls") and id(node) in ruled_out:
+                break  # built in an arm the settings rule out
             if name == m.group("cls"):
                 first = node.args[0] if node.args else None
                 if not (isinstance(first, ast.Name) and first.id == m.group("var")):  # `model = FullModel(model, loss)`
@@ -735,6 +748,35 @@ def _model_in_job_class(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
                     count = counter.count_call(_moved(stmt.value), {}, found.file)  # literal arguments can be counted
                     return _Model(built, cls, count)
     return _Model()
+
+
+def _entry_arms_ruled_out(tree: ast.Module, ex: Extraction) -> set[int]:
+    """Nodes of the entry script in an ``if`` arm its settings rule out: ``if args.sparse:`` with ``--sparse`` off,
+    ``if not args.x:``, ``if args.model == "gat":`` (a test on a command-line setting whose value is known)."""
+    out: set[int] = set()
+    for node in walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        test, negate = node.test, False
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negate = test.operand, True
+        truth: bool | None = None
+        if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name):
+            v = ex.get(test.attr)
+            truth = bool(v.value) if v is not None and isinstance(v.value, bool | int | str) else None
+        elif (
+            isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq | ast.NotEq)
+            and isinstance(test.left, ast.Attribute) and isinstance(test.left.value, ast.Name)
+            and isinstance(test.comparators[0], ast.Constant)
+        ):  # fmt: skip
+            v = ex.get(test.left.attr)
+            if v is not None and isinstance(v.value, bool | int | str):
+                truth = (v.value == test.comparators[0].value) is isinstance(test.ops[0], ast.Eq)
+        if truth is None:
+            continue
+        dead = node.orelse if (truth is not negate) else node.body
+        out |= {id(n) for stmt in dead for n in walk(stmt)}
+    return out
 
 
 def _arms_ruled_out(cls: ast.ClassDef, ex: Extraction) -> set[int]:
