@@ -486,16 +486,10 @@ class _Resolver:
         self, call: ast.Call, caller: ast.AST, name: str, positional: list[ast.arg], depth: int
     ) -> Any | None:
         """What ``call`` passes for parameter ``name`` (None: it passes nothing for it)."""
-        cs = self.scopes.get(caller, self.module)
-        for kw in call.keywords:
-            if kw.arg == name:
-                return self.value(kw.value, cs, call.lineno, depth)
-        names = [p.arg for p in positional]
-        if name in names:
-            idx = names.index(name)
-            if idx < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: idx + 1]):
-                return self.value(call.args[idx], cs, call.lineno, depth)
-        return None
+        passed = _passed_for(call, name, [p.arg for p in positional])
+        if passed is None:
+            return None
+        return self.value(passed, self.scopes.get(caller, self.module), call.lineno, depth)
 
     def _attribute(self, node: ast.Attribute, scope: _Scope, line: int, depth: int) -> Any:
         key = _dotted(node)

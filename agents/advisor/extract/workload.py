@@ -716,7 +716,7 @@ def _model_in_job_class(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
     script = ex.launch.script or ""
     try:
         tree = parse(ex.code)
-    except SyntaxError:
+    except (SyntaxError, ValueError):
         return _Model()
     for node in walk(tree):
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
@@ -728,7 +728,7 @@ def _model_in_job_class(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
         text = ws.read_text_or_none(found.file) if found is not None and found.file else None
         try:
             module = parse(text) if text else None
-        except SyntaxError:
+        except (SyntaxError, ValueError):
             module = None
         holder = next(
             (c for c in walk(module) if isinstance(c, ast.ClassDef) and found and c.lineno == found.line), None
@@ -1201,7 +1201,7 @@ def _data_class_text(ws: Workspace, ex: Extraction) -> str | None:
     ``DataLoader(data, ...)`` with ``data = SomeDataset(...)`` built by the entry script."""
     try:
         tree = parse(ex.code)
-    except SyntaxError:
+    except (SyntaxError, ValueError):
         return None
     fed: set[str] = set()
     for node in walk(tree):
@@ -1222,7 +1222,7 @@ def _data_class_text(ws: Workspace, ex: Extraction) -> str | None:
             text = ws.read_text_or_none(found.file)
             try:
                 module = parse(text) if text else None
-            except SyntaxError:
+            except (SyntaxError, ValueError):
                 module = None
             for cls in walk(module) if module is not None else ():
                 if isinstance(cls, ast.ClassDef) and cls.name == found.name and cls.lineno == found.line:
