@@ -32,6 +32,7 @@ from schedmate.agents.advisor.extract.config_sources import (
     python_assignments,
     python_config,
     resolve_argparse,
+    set_defaults_values,
     settings_from_args,
 )
 from schedmate.agents.advisor.extract.dict_parsers import dict_parser_specs, factory_settings, parse_pairs
@@ -116,9 +117,13 @@ def _config_files(args: list[str]) -> list[str]:
 _JOINED_FOLDER: Final = re.compile(r"""os\.path\.join\(\s*["']([\w.-]{1,64})["']\s*,\s*[\w.]+\s*\)""")
 
 
-def _read_config_files(ws: Workspace, ex: Extraction, args: list[str], code: str = "") -> None:
+def _read_config_files(
+    ws: Workspace, ex: Extraction, args: list[str], code: str = "", loose: dict[str, Value] | None = None
+) -> None:
     """Config files the command names, merged in order (each over the bases it names). A name that is not a file
-    as given is looked up in a folder the entry joins it to (``os.path.join("configs", args.config)``)."""
+    as given is looked up in a folder the entry joins it to (``os.path.join("configs", args.config)``). A ``--key
+    value`` of the command that no option of the script defines (``loose``) but a key of the file does wins over
+    the file: the parser is the config's own (theconf's ``ConfigArgumentParser``), or the command would fail."""
     for named in _config_files(args):
         path, text = named, ws.read_text_or_none(named)
         for folder in _JOINED_FOLDER.findall(code) if text is None else ():
@@ -143,7 +148,9 @@ def _read_config_files(ws: Workspace, ex: Extraction, args: list[str], code: str
             ex.values.update(config_tree_assignments(text, path))
             ex.values.update(_config_class_settings(ws, text, path))
         else:
-            ex.values.update(load_with_bases(ws.read_text_or_none, path))
+            loaded = load_with_bases(ws.read_text_or_none, path)
+            ex.values.update(loaded)
+            ex.values.update({k: v for k, v in (loose or {}).items() if k in loaded})
 
 
 def _config_class_settings(ws: Workspace, text: str, path: str) -> dict[str, Value]:
@@ -361,18 +368,26 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
     factory_defaults, parsed_from = factory_settings(ws, code, script)  # `HParams(epochs=500, ...)` a factory returns
     ex.values.update({k: Value(v, f, ln) for k, (v, f, ln) in factory_defaults.items()})
     specs = argparse_specs(code) + _imported_parser_specs(ws, code, script) + dict_parser_specs(ws, code, script)
+    loose: dict[str, Value] = {}  # flags no option of the script defines
     if specs:
         abbrev = "allow_abbrev=False" not in code
-        ex.values.update(resolve_argparse(specs, launch.args, script, abbreviations=abbrev))
+        parsed = resolve_argparse(specs, launch.args, script, abbreviations=abbrev)
+        for dest, (value, line) in set_defaults_values(code).items():  # on destinations another file's options
+            if (given := parsed.get(dest)) is None or given.source != "command":  # define, or none does
+                parsed[dest] = Value(value, script, line)
+        ex.values.update(parsed)
         for key, value in flag_values(launch.args).items():  # flags another parser takes (Trainer.add_argparse_args)
             ex.values.setdefault(key, value)
+            if key not in parsed:
+                loose[key] = value
     else:  # HfArgumentParser / click / fire: no add_argument calls to read, take `--key value` as given
+        ex.values.update({d: Value(v, script, ln) for d, (v, ln) in set_defaults_values(code).items()})
         ex.values.update(flag_values(launch.args))
     for name in parsed_from:  # `--hparams=fp16_run=True,...` the factory parses
         given = ex.values.get(name)
         if given is not None and isinstance(given.value, str):
             ex.values.update({k: Value(v, "command") for k, v in parse_pairs(given.value).items()})
-    _read_config_files(ws, ex, launch.args, code)
+    _read_config_files(ws, ex, launch.args, code, loose)
     hydra = compose_hydra(ws, launch.script, code, overrides)
     if hydra is not None:
         root_path, composed = hydra

@@ -47,6 +47,7 @@ __all__ = [
     "python_assignments",
     "python_config",
     "resolve_argparse",
+    "set_defaults_values",
     "settings_from_args",
 ]
 
@@ -215,25 +216,62 @@ def argparse_specs(source: str) -> list[ArgSpec]:
     ]
 
 
+def set_defaults_values(source: str) -> dict[str, tuple[Any, int]]:
+    """:func:`_unconditional_set_defaults` of a script's text (empty when it does not parse)."""
+    try:
+        return _unconditional_set_defaults(parse(source))
+    except SyntaxError:
+        return {}
+
+
 def _unconditional_set_defaults(tree: ast.Module) -> dict[str, tuple[Any, int]]:
     """``parser.set_defaults(epochs=20)`` where it always runs (at module level or in a function's body, not under an
-    ``if``, a loop or a ``try``): the new defaults of those destinations."""
+    ``if``, a loop or a ``try``): the new defaults of those destinations, whether or not an option of this file
+    defines them (argparse sets them on the namespace either way). A value may be a local constant of the same body
+    (``batch_size = 1`` … ``set_defaults(batch_size=batch_size)``), also one chosen by a test of such constants
+    (``num_gpus = 2 if backend == "ddp" else 1``)."""
     out: dict[str, tuple[Any, int]] = {}
     bodies: list[list[ast.stmt]] = [tree.body]
     while bodies:
+        local: dict[str, Any] = {}  # the body's unconditional constants so far
         for stmt in bodies.pop():
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 bodies.append(stmt.body)
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                value = _local_constant(stmt.value, local)
+                if value is _NOT_KNOWN:
+                    local.pop(stmt.targets[0].id, None)
+                else:
+                    local[stmt.targets[0].id] = value
             call = stmt.value if isinstance(stmt, ast.Expr) else None
             if (
                 isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                 and call.func.attr == "set_defaults" and not call.args
             ):  # fmt: skip
                 for k in call.keywords:
-                    value = _literal(k.value)
-                    if k.arg and (value is not None or isinstance(k.value, ast.Constant)):
+                    value = _local_constant(k.value, local)
+                    if k.arg and value is not _NOT_KNOWN:
                         out[k.arg] = (value, call.lineno)
     return out
+
+
+_NOT_KNOWN: Final = object()
+
+
+def _local_constant(node: ast.expr, local: dict[str, Any]) -> Any:
+    """A literal, a local constant by name, or ``A if <comparison of those> else B``; else ``_NOT_KNOWN``."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return local.get(node.id, _NOT_KNOWN)
+    if isinstance(node, ast.IfExp) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1:
+        left, right = _local_constant(node.test.left, local), _local_constant(node.test.comparators[0], local)
+        op = node.test.ops[0]
+        if left is _NOT_KNOWN or right is _NOT_KNOWN or not isinstance(op, ast.Eq | ast.NotEq):
+            return _NOT_KNOWN
+        return _local_constant(node.body if (left == right) is isinstance(op, ast.Eq) else node.orelse, local)
+    value = _literal(node)
+    return value if value is not None and not isinstance(node, ast.Name) else _NOT_KNOWN
 
 
 def _click_type(typ: ast.expr | None) -> str | None:

@@ -263,11 +263,29 @@ def _assigned_names(node: ast.AST) -> set[str]:
     return {n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
+def is_config_singleton(dotted: str, method: str) -> bool:
+    """Whether ``dotted.method()`` (no arguments) reads a config library's one process-wide config, as theconf's
+    ``Config.get()`` does: the class's path names a config and the method is a getter of the instance."""
+    return method in ("get", "get_instance", "instance") and bool(re.search(r"conf|cfg", dotted, re.I))
+
+
 def _walks_own_modules(it: ast.expr) -> bool:
     return (
-        isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
-        and it.func.attr in ("modules", "named_modules", "parameters", "named_parameters", "children", "buffers")
-    )  # fmt: skip
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Attribute)
+        and it.func.attr
+        in (
+            "modules",
+            "named_modules",
+            "parameters",
+            "named_parameters",
+            "children",
+            "named_children",
+            "buffers",
+            "named_buffers",
+            "state_dict",
+        )
+    )  # (`for key in self.state_dict(): init(...)` too: it walks what is built)
 
 
 class Evaluator:
@@ -763,6 +781,11 @@ class Evaluator:
                 return Obj(attrs=loaded) if isinstance(loaded, dict) else UNKNOWN
             if target == ("ext", "functools") and name == "partial" and args:
                 return ("partial", args[0], tuple(args[1:]), tuple(kwargs.items()))
+            if (
+                _is_ext(target) and is_config_singleton(str(target[1]), name) and not args and not kwargs
+                and self.parsed_settings is not None
+            ):  # fmt: skip
+                return self.parsed_settings  # theconf's `C.get()`: the library's one merged config of the job
             if isinstance(target, TextFile) and not args:
                 if name == "read":
                     return target.text
@@ -807,6 +830,10 @@ class Evaluator:
                         return self._invoke(static, args, kwargs)
                     if "classmethod" in kinds:
                         return self._invoke(static, [target, *args], kwargs)
+                if static is not None and isinstance(static[1], ast.Assign):  # `cfg.base(...)`, `base = WideResNet`:
+                    held = self._expr(fn, env, file)  # a class attribute that holds a class or function
+                    if isinstance(held, tuple) and len(held) == 3 and held[0] == "def":
+                        return self._invoke(held, args, kwargs)
                 return UNKNOWN
             if isinstance(target, Obj) and name in ("children", "named_children") and not args:
                 kids = [(k, v) for k, v in target.attrs.items() if is_module_value(v)]  # in registration order

@@ -71,7 +71,8 @@ def _datasets() -> tuple[tuple[re.Pattern[str], str], ...]:
 _LAYER_KINDS: Final = (
     # (a class of the job's named for self-attention — minGPT's `CausalSelfAttention` — is a transformer's layer)
     (
-        r"(?:Multihead)?Attention|\w*SelfAttention|TransformerEncoder|TransformerDecoder|scaled_dot_product",
+        r"(?:Multihead)?Attention|\w*SelfAttention|\w*Multi_?Head(?:ed)?\w*|TransformerEncoder|TransformerDecoder|"
+        r"scaled_dot_product",  # (Transformer-XL's `RelPartialLearnableMultiHeadAttn`: multi-head is a transformer's)
         "transformer",
     ),
     # 2-D normalisation and pooling only follow feature maps: convolutions, even when a helper builds them
@@ -85,7 +86,9 @@ _LAYER_KINDS: Final = (
 )
 
 
-_SELF_ATTENTION: Final = re.compile(r"Multihead\w*|\w*SelfAttention\w*|Transformer\w*|\w*TransformerBlock")
+_SELF_ATTENTION: Final = re.compile(
+    r"Multihead\w*|\w*Multi_?Head(?:ed)?\w*|\w*SelfAttention\w*|Transformer\w*|\w*TransformerBlock"
+)
 
 
 @dataclass
@@ -274,6 +277,17 @@ def task_of(
     if model_type in ("cnn", "mlp", "vision_transformer") or re.search(r"num_classes|accuracy|classif", low):
         return "image_classification"
     return None
+
+
+@functools.cache
+def _char_level() -> frozenset[str]:
+    rows = json.loads(_DATASETS_FILE.read_text(encoding="utf-8"))["datasets"]
+    return frozenset(r["name"] for r in rows if r.get("char_level"))
+
+
+def char_level_dataset(name: str | None) -> bool:
+    """Whether ``name`` (a canonical name) is a corpus read a character at a time (enwik8, text8)."""
+    return name is not None and name in _char_level()
 
 
 def canonical_dataset(text: str) -> str | None:

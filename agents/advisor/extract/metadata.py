@@ -187,6 +187,9 @@ def _setup(ex: Extraction) -> _Setup:
     ) or ("dp_all" in ex.uses and "ddp_wrap" not in ex.uses)  # nn.DataParallel(model) spreads over all it sees
     num_gpus = launch.num_gpus
     devices = ex.get("trainer.devices", "devices")
+    handed = ex.uses.get("devices")  # what Lightning's Trainer receives as `devices=` / `gpus=` (-1: all it sees)
+    if handed is not None and isinstance(handed.value, int) and not isinstance(handed.value, bool) and handed.value > 0:
+        devices = Value(handed.value, handed.file, handed.line)
     if num_gpus is None and devices is not None and isinstance(devices.value, int):
         num_gpus = devices.value
     if (

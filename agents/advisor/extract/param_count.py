@@ -114,7 +114,15 @@ class ParamCounter(Evaluator):
             return count
         try:
             scope = {**self._module(file)[1], **env}
-            unknown = [kw for kw in call.keywords if kw.arg and self._expr(kw.value, dict(scope), file) is UNKNOWN]
+            unknown = [
+                kw
+                for kw in call.keywords
+                if kw.arg
+                and (
+                    (v := self._expr(kw.value, dict(scope), file)) is UNKNOWN
+                    or (isinstance(kw.value, ast.Name) and v is self.parsed_settings and v is not None)
+                )
+            ]  # (a bare name that stood in for the settings: `num_classes=num_classes`, computed at run time)
         except _SLICE_ERRORS:
             return None
         if not unknown:

@@ -40,6 +40,7 @@ from schedmate.agents.advisor.extract.config_sources import (
     load_structured,
     nest_flat,
 )
+from schedmate.agents.advisor.extract.evaluator import is_config_singleton
 from schedmate.agents.advisor.extract.syntax import last_names, parse, walk
 from schedmate.agents.advisor.extract.workspace import Workspace
 
@@ -285,7 +286,7 @@ class _Resolver:
                 return base.get(key, _UNKNOWN)
             if isinstance(base, str | list | tuple) and isinstance(key, int) and not isinstance(key, bool):
                 return base[key] if -len(base) <= key < len(base) else _UNKNOWN  # `args.model[0] == "d"`
-            path = _access_path(node)
+            path = _access_path(node, self._config_singleton)
             return self._setting(path) if path else _UNKNOWN
         if isinstance(node, ast.Call):
             return self._call_value(node, scope, line, d)
@@ -631,6 +632,16 @@ class _Resolver:
                     return member.lower()  # StrEnum's auto(): the member's name in lower case
         return None
 
+    def _config_singleton(self, call: ast.Call) -> bool:
+        """``C.get()`` with ``from theconf import Config as C``: a config library's one merged config (its keys are
+        the job's settings)."""
+        if call.args or call.keywords or not isinstance(call.func, ast.Attribute):
+            return False
+        if not isinstance(call.func.value, ast.Name) or self._module_of(call.func.value.id) is not None:
+            return False
+        imported = self.imports().get(call.func.value.id)
+        return imported is not None and is_config_singleton(f"{imported[0]}.{imported[2]}", call.func.attr)
+
     def _module_of(self, name: str) -> str | None:
         """The workspace file of a module the entry script imports under ``name`` (``from conf import settings``,
         ``import settings``, ``import config as C``), or None (looked up once)."""
@@ -679,6 +690,13 @@ class _Resolver:
                     return _UNKNOWN
             return _UNKNOWN
         if name in ("list", "tuple") and len(args) == 1 and isinstance(node.func, ast.Name):
+            inner = args[0]
+            if isinstance(inner, ast.Call) and _callee(inner) == "range" and 1 <= len(inner.args) <= 3:
+                bounds = [self.value(a, scope, line, depth) for a in inner.args]  # `list(range(args.ngpu))`
+                if all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) and 0 not in bounds[2:]:
+                    span = range(*bounds)
+                    return (list(span) if name == "list" else tuple(span)) if len(span) <= 4096 else _UNKNOWN
+                return _UNKNOWN
             v = self.value(args[0], scope, line, depth)  # `gpus = list(config.GPUS)`
             if isinstance(v, list | tuple):
                 return list(v) if name == "list" else tuple(v)
@@ -825,10 +843,14 @@ def _load(target: ast.expr) -> ast.expr:
     return target
 
 
-def _access_path(node: ast.expr) -> str:
-    """``cfg.TRAIN["lr"]`` → ``cfg.TRAIN.lr`` (literal keys only)."""
+def _access_path(node: ast.expr, config_root: Callable[[ast.Call], bool] | None = None) -> str:
+    """``cfg.TRAIN["lr"]`` → ``cfg.TRAIN.lr`` (literal keys only); ``C.get()["lr"]`` → ``C.lr`` where
+    ``config_root`` says the call returns the job's config."""
     parts: list[str] = []
     while True:
+        if isinstance(node, ast.Call) and config_root is not None and parts and config_root(node):
+            parts.append("config")
+            break
         if isinstance(node, ast.Attribute):
             parts.append(node.attr)
             node = node.value
@@ -880,7 +902,9 @@ def _accumulation_sites(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
         if not (isinstance(right, ast.Constant) and right.value == 0 and isinstance(node.test.ops[0], ast.Eq)):
             continue
         calls = [c.func.attr for stmt in node.body for c in walk(stmt)
-                 if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)]  # fmt: skip
+                 if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                 and not re.search(r"sched", _dotted(c.func.value), re.I)]  # fmt: skip
+        # (`scheduler.step(val_loss)` every N steps is a schedule's step after an evaluation, not an optimizer's)
         if any(a in ("step", "zero_grad") for a in calls) and "backward" not in calls:
             # (a block that computes its own loss and backward is another model's update every N steps — a GAN's
             # generator after N critic steps — not the accumulation of the micro-batches' gradients)
@@ -1062,6 +1086,15 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
                 yield fieldname, a, f"{name}({kws[0]}=)"
         if (a := _args_of(call, ("strategy",))) is not None:
             yield "strategy", a, f"{name}(strategy=)"
+    elif name == "from_argparse_args" and dotted.rsplit(".", 2)[-2:-1] == ["Trainer"] and call.args:
+        stated = {kw.arg for kw in call.keywords}  # Lightning 1.x: `Trainer.from_argparse_args(args, **overrides)`
+        for fieldname, kws in {**_PL_KW, "strategy": ("strategy",)}.items():  # reads the Trainer's options from args
+            for kw in kws:
+                value = _args_of(call, (kw,))
+                if value is None and kw not in stated:
+                    value = ast.copy_location(ast.Attribute(value=call.args[0], attr=kw, ctx=ast.Load()), call)
+                if value is not None:
+                    yield fieldname, value, f"Trainer.from_argparse_args(): {kw}"
     elif name in ("fit", "fit_generator") and any(kw.arg in ("epochs", "batch_size") for kw in call.keywords):
         for fieldname, kws in _FIT_KW.items():
             if (a := _args_of(call, kws)) is not None:

@@ -24,6 +24,7 @@ from schedmate.agents.advisor.extract.dict_parsers import FunctionResolver as _F
 from schedmate.agents.advisor.extract.identity import (
     ModelClass,
     canonical_dataset,
+    char_level_dataset,
     find_class,
     inline_model,
     model_type_of,
@@ -95,6 +96,17 @@ def _params_from_name(name: str, pattern: re.Pattern[str] = _SIZE_TOKEN) -> floa
 
 # A vocabulary of the characters of all the texts: `set(''.join(words))`.
 _CHAR_VOCAB: Final = re.compile(r"""\bset\(\s*(?:''|"")\.join\(""")
+
+
+_TOKENIZER: Final = re.compile(r"\w*Tokenizer\w*\.from_pretrained|\btiktoken\b|\bsentencepiece\b|\bBPE\b")
+
+
+def _tokenized(ex: Extraction) -> bool:
+    """Whether the job reads its text through a subword tokenizer: a vocabulary or merges file or tokenizer among
+    its settings, or a tokenizer library in its entry script."""
+    return _TOKENIZER.search(ex.code) is not None or any(
+        re.search(r"vocab_file|merge_file|tokenizer", k, re.I) and v.value for k, v in ex.values.items()
+    )
 
 
 def _gpt_params(ex: Extraction, *, char_level: bool = False) -> float | None:
@@ -415,7 +427,7 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
         return cls, node
     if (fitted := _fitted_module(tree)) is not None:
         return fitted
-    return _factory_call(ex, tree, ws) if ws is not None else None
+    return _factory_call(ex, tree, ws, ruled_out) if ws is not None else None
 
 
 def _moved(call: ast.Call) -> ast.Call:
@@ -481,10 +493,13 @@ _MODEL_FACTORY: Final = re.compile(
 )
 
 
-def _factory_call(ex: Extraction, tree: ast.Module, ws: Workspace) -> tuple[str, ast.Call] | None:
+def _factory_call(
+    ex: Extraction, tree: ast.Module, ws: Workspace, ruled_out: Collection[int] = ()
+) -> tuple[str, ast.Call] | None:
     """``model, diffusion = create_model_and_diffusion(**opts)``: a function of the job's own modules that builds
     the model; the class it returns (followed through the factories it calls, three deep) names it, and the call
-    itself is what the parameter interpreter evaluates."""
+    itself is what the parameter interpreter evaluates. Calls in ``ruled_out`` (an ``if`` arm the settings rule out:
+    ``if args.baseline: model = resnet20()`` without ``--baseline``) build nothing."""
     script = ex.launch.script or ""
     resolver = _FunctionResolver(ws, script, tree)
     for m in _MODEL_FACTORY.finditer(ex.code):
@@ -497,7 +512,7 @@ def _factory_call(ex: Extraction, tree: ast.Module, ws: Workspace) -> tuple[str,
             continue
         line = ex.code[: m.start("fn")].count("\n") + 1
         for node in walk(tree):
-            if not (isinstance(node, ast.Call) and node.lineno == line):
+            if not (isinstance(node, ast.Call) and node.lineno == line) or id(node) in ruled_out:
                 continue
             func = node.func
             if (mod is None and getattr(func, "id", None) == fn) or (
@@ -519,6 +534,9 @@ def _built_class(resolver: _FunctionResolver, fn: ast.FunctionDef, file: str, de
     for stmt in fn.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             bound[stmt.targets[0].id] = stmt.value
+    returned = {_callee_name(r.value) for r in walk(fn) if isinstance(r, ast.Return) and isinstance(r.value, ast.Call)}
+    if len(returned) > 1:
+        return None  # `if conf["type"] == "wide": return Wide(...) elif …: return Plain(...)`: the settings choose
     for stmt in walk(fn):
         if not isinstance(stmt, ast.Return) or stmt.value is None:
             continue
@@ -846,11 +864,20 @@ def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
         ):  # fmt: skip
             continue
         inner = _moved(node.value)  # `create_model(cfg).cpu()`: nn.Module's device and mode methods return the module
-        if not isinstance(inner.func, ast.Name):
+        if isinstance(inner.func, ast.Attribute) and isinstance(inner.func.value, ast.Name):
+            root = inner.func.value.id  # `cfg = getattr(models, args.model)` then `cfg.base(...)`: a class attribute
+            if not any(  # of the job's config class a setting chose holds the model's class
+                isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == root for t in n.targets)
+                and isinstance(n.value, ast.Call) and _callee_name(n.value) == "getattr"
+                for n in walk(tree)
+            ):  # fmt: skip
+                continue
+        elif not isinstance(inner.func, ast.Name):
             continue
-        fn = module_env.get(inner.func.id)
-        if not (isinstance(fn, tuple) and fn[0] == "def" and isinstance(fn[1], ast.FunctionDef)):
-            continue  # (a job function, not a class: a class constructor was already looked for)
+        else:
+            fn = module_env.get(inner.func.id)
+            if not (isinstance(fn, tuple) and fn[0] == "def" and isinstance(fn[1], ast.FunctionDef)):
+                continue  # (a job function, not a class: a class constructor was already looked for)
         _, count, built = _counted(ws, ex, counter, node.value, script)
         if isinstance(built, Obj) and built.cls and count is not None:
             prov["model_name"] = FieldSource(file=script, line=node.lineno)
@@ -1373,7 +1400,11 @@ def _params(
         params is None and model_type in (None, "decoder_only_transformer")
         and ex.get("n_layer", "num_layers", "num_hidden_layers", "n_layers") is not None
     ):  # fmt: skip
-        char_level = "char" in (dataset or "").lower() or _CHAR_VOCAB.search(ex.code) is not None
+        char_level = (
+            "char" in (dataset or "").lower()
+            or (char_level_dataset(dataset) and not _tokenized(ex))  # (gpt-neox reads enwik8 through GPT-2's BPE)
+            or _CHAR_VOCAB.search(ex.code) is not None
+        )
         params = _gpt_params(ex, char_level=char_level)  # a GPT's shape (not an LSTM's)
     return params
 
