@@ -585,6 +585,8 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
             )  # fmt: skip
             if (on := found.get("amp_enabled")) is None or on.value is not True:
                 found.pop("amp_dtype", None)  # `if fp16: with autocast():` there: the entry's flag decides, unseen
+            if "epochs" in ex.uses:  # the entry loops over epochs and calls this per batch: a step loop there is
+                found.pop("max_steps", None)  # one iteration's inner steps (BigGAN's D steps), not the budget
             for name, use in found.items():  # the entry's own uses come first
                 ex.uses.setdefault(name, use)
         ds = ex.uses.get("deepspeed")

@@ -130,7 +130,27 @@ class ParamCounter(Evaluator):
         told = ast.copy_location(
             ast.Call(func=call.func, args=call.args, keywords=[kw for kw in call.keywords if kw not in unknown]), call
         )
-        return self.count_call(told, env, file)
+        count = self.count_call(told, env, file)
+        heads = [kw for kw in unknown if kw.arg and _CLASS_COUNT.fullmatch(kw.arg)]
+        if count is not None or not heads:
+            return count
+        # The constructor needs the class count, which the job reads from its data at run time (`num_classes=
+        # njoints`): counted with a small stand-in, since output heads are a small share of a model, and said so.
+        stand_in = ast.copy_location(
+            ast.Call(
+                func=call.func, args=call.args,
+                keywords=[ast.keyword(kw.arg, ast.Constant(_STAND_IN_CLASSES)) if kw in heads else kw
+                          for kw in call.keywords if kw in heads or kw not in unknown],
+            ),
+            call,
+        )  # fmt: skip
+        count = self.count_call(stand_in, env, file)
+        if count is not None:
+            self.cuts.append(
+                f"parameter count: {', '.join(str(kw.arg) for kw in heads)} known only at run time, counted as "
+                f"{_STAND_IN_CLASSES}"
+            )
+        return count
 
     def dominant_part(self, built: Any) -> str | None:
         """The class of the job's modules that holds most of ``built``'s parameters (at least half), as attributes of
@@ -537,6 +557,10 @@ class ParamCounter(Evaluator):
             self._note(exc)
             return None
         return self._result(built)
+
+
+_CLASS_COUNT: Final = re.compile(r"(?:num_|n_|n)?(?:classes|class|joints|keypoints|labels)", re.I)
+_STAND_IN_CLASSES: Final = 10
 
 
 def _members(values: Iterable[Any], depth: int = 3) -> Iterator[Any]:

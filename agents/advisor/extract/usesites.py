@@ -1137,6 +1137,8 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     elif isinstance(call.func, ast.Subscript) and isinstance(call.func.value, ast.Name | ast.Attribute):
         if _dotted(call.func.value).endswith("__dict__") and not _DATA_REGISTRIES.search(_dotted(call.func.value)):
             yield "model", call.func.slice, f"{_dotted(call.func.value)}[...]()"  # a registry: vits.__dict__[arch]()
+        elif _dotted(call.func.value).endswith("__dict__"):
+            return  # `datasets.__dict__[args.dataset](...)`: a registry of datasets, not of the model's constructors
         yield "registry_key", call.func.slice, f"{_dotted(call.func.value)}[...]()"  # MODELS[args.model](...)
         given = [k for k in call.keywords if k.arg]
         keys: list[ast.expr | None] = [ast.Constant(k.arg) for k in given]
@@ -1381,8 +1383,9 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
             c
             for c in _consumers(node)
             if not (c[2] == "create_model()" and helper_tree and _defined_in(ws, helper_tree, helper_file, node))
-            and not (c[0] == "amp_dtype" and _rebound_locally(fn, node))
-        ]  # (the job's own `create_model(config)` builds from a config; it names no architecture)
+            and not (c[0] in ("amp_dtype", "amp_enabled") and (_rebound_locally(fn, node) or _without_grad(fn)))
+        ]  # (the job's own `create_model(config)` builds from a config; it names no architecture; an autocast in a
+        # `@torch.no_grad()` helper, an evaluation, says nothing of the precision the model is trained in)
         if not consumers or not _arms_may_run(r, sub, arms.get(id(node), ()), call):
             continue
         for fieldname, arg, how in consumers:
@@ -1397,6 +1400,14 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
         best = max(loader_ranks.values())
         out = [c for i, c in enumerate(out) if loader_ranks.get(i, best) == best]
     return out
+
+
+def _without_grad(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``fn`` runs without gradients (``@torch.no_grad()``, ``@torch.inference_mode()``): an evaluation."""
+    return any(
+        _callee(d) in ("no_grad", "inference_mode") if isinstance(d, ast.Call) else _dotted(d).endswith("no_grad")
+        for d in fn.decorator_list
+    )
 
 
 class _HelperSubstitution:
@@ -1738,8 +1749,11 @@ def find_uses(
         scope = _scope_at(r, tree, node.lineno)
         for fieldname, arg, said in [*_consumers(node), *_helper_consumers(ws, r, node, file)]:
             how = said
-            if fieldname == "amp_dtype" and _rebound_locally(scope.node, node):
-                continue
+            if fieldname in ("amp_dtype", "amp_enabled") and (
+                _rebound_locally(scope.node, node)
+                or (isinstance(scope.node, ast.FunctionDef | ast.AsyncFunctionDef) and _without_grad(scope.node))
+            ):
+                continue  # (an autocast in `@torch.no_grad() def validate()`: the evaluation's precision)
             v = r.value(arg, scope, node.lineno)
             if how == "create_model()" and not _names_architecture(v) and _job_function(ws, r, tree, node, file):
                 continue  # the job's own `create_model('./models/cldm_v15.yaml')` builds from a config, names nothing
@@ -1799,6 +1813,10 @@ def find_uses(
     if "amp_dtype" not in out:
         for mod_file, mod_tree in _imported_trees(ws, r, file):
             conditional = {id(n) for i in walk(mod_tree) if isinstance(i, ast.If) for n in walk(i)}
+            conditional |= {  # an evaluation (`@torch.no_grad() def evaluate(...)`) says nothing of training
+                id(n) for f in walk(mod_tree)
+                if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef) and _without_grad(f) for n in walk(f)
+            }  # fmt: skip
             for node in walk(mod_tree):
                 if id(node) in conditional:
                     continue  # `if fp16: with autocast():` — whether it runs is the caller's setting

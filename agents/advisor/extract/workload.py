@@ -12,7 +12,7 @@ import ast
 import builtins
 import dataclasses
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -928,12 +928,16 @@ def _model_from_openmmlab(ex: Extraction, prov: dict[str, FieldSource]) -> _Mode
     return _Model(name, None, count)
 
 
-def _registered_builder(ws: Workspace, name: str) -> str | None:
+def _registered_builder(ws: Workspace, name: str, modules: Sequence[tuple[str, str]] = ()) -> str | None:
     """The module of the job's own ``@register_model`` function called ``name`` (timm's ``create_model(name)`` builds
-    it once the job imports its models package), if there is one among the job's model modules."""
+    it once the job imports its models package), if there is one among the modules the entry reaches (``import
+    levit``) or the job's model modules."""
     if not re.fullmatch(r"[A-Za-z_]\w{1,80}", name):
         return None
     pattern = re.compile(rf"^@(?:\w+\.)*register_model\b[^\n]*\n(?:@[^\n]*\n)*def {re.escape(name)}\(", re.M)
+    for reached, code in modules:
+        if name in code and pattern.search(code):
+            return reached
     reads = 0
     for file in ws.files((".py",)):
         if reads >= 120:
@@ -1170,6 +1174,8 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource], ws: Works
                 own = v  # the job's own data folder, given on the command line or in its config: better than a default
             continue  # a folder or module path that names no known dataset says nothing
         prov["dataset"] = _source(v)
+        if canon is None and (mapped := _dataset_registry_entry(ex, v.value.strip())) is not None:
+            return mapped  # `--dataset C10` keys `dset_dict = {'C10': dset.CIFAR10, ...}`: the class names it
         cv = ex.get("dataset_config_name") if key == "dataset_name" else None  # HF examples' DataTrainingArguments
         conf = cv.value if cv is not None and isinstance(cv.value, str) else ""
         return _with_config(canonical_dataset(f"{v.value} {conf}") or v.value.replace(",", " + "), conf)
@@ -1215,6 +1221,19 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource], ws: Works
 
 
 _COMMENT: Final = re.compile(r"(?m)(?:^|(?<=\s))#[^\n'\"]*$")
+
+
+def _dataset_registry_entry(ex: Extraction, key: str) -> str | None:
+    """The well-known dataset a job's registry maps a short key to (``'C10': dset.CIFAR10`` → CIFAR-10): the value
+    of that key in a dict literal of the entry or the modules it reaches, when the value names a known dataset."""
+    if not re.fullmatch(r"[\w.-]{1,40}", key):
+        return None
+    entry = re.compile(rf"""['"]{re.escape(key)}['"]\s*:\s*([A-Za-z_][\w.]*)""")
+    for text in (ex.code, *(t for _, t in ex.modules[:20])):
+        for m in entry.finditer(text):
+            if (canon := canonical_dataset(m.group(1).rsplit(".", 1)[-1])) is not None:
+                return canon
+    return None
 
 
 def _without_comments(code: str) -> str:
@@ -1416,8 +1435,10 @@ _BOX_WORDS: Final = re.compile(r"\b(?:bbox\w*|boxes|box_iou|\w+_box\w*|nms|ancho
 
 # Words only segmentation code uses ("segment", "seg_len" and ignore_index also occur in time series and LM code).
 _SEGMENTATION_WORDS: Final = re.compile(
-    r"\b(?:\w*segmentation\w*|miou|mean_iou|mean_iu|\w*Seg(?:Metrics|Head|Net|mentation)\w*)\b", re.I
-)
+    r"\b(?:\w*segmentation\w*|miou|mean_iou|mean_iu|\w*Seg(?:Metrics|Head|Net|mentation)\w*|"
+    r"(?-i:[A-Z]\w*Seg|Seg[A-Z]\w*)|\w*Loss2d|fast_hist|per_class_iu)\b|ignore_index\s*=\s*255",
+    re.I,
+)  # (CamelCase `DRNSeg`/`SegList`, per-pixel losses, FCN's confusion-matrix IoU helpers, the void label 255)
 
 
 _DIFFUSION_WORDS: Final = re.compile(
@@ -1542,7 +1563,7 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
     if (
         ident.params_millions is None
         and pretrained is not None
-        and (registered := _registered_builder(ws, str(pretrained.value)))
+        and (registered := _registered_builder(ws, str(pretrained.value), ex.modules))
     ):
         count = counter.count_class(registered, str(pretrained.value), {})  # the job's own `@register_model` function
         ident.params_millions = round(count / 1e6, 3) if count else None
