@@ -18,7 +18,7 @@ import operator
 import posixpath
 import re
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from schedmate.agents.advisor.extract.budget import ExtractionCutError, charge_nodes, check_size, past_share
 from schedmate.agents.advisor.extract.config_sources import load_structured, nest_flat
@@ -263,6 +263,29 @@ def _assigned_names(node: ast.AST) -> set[str]:
     return {n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
+def _builds_a_class(expr: ast.expr) -> bool:
+    """Whether an expression calls a capitalised name (a class: ``nn.BatchNorm2d(planes)``)."""
+    return any(
+        isinstance(n, ast.Call)
+        and (n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", ""))[:1].isupper()
+        for n in walk(expr)
+    )
+
+
+def _is_lambda(value: Any) -> TypeGuard[tuple[Any, ...]]:
+    return isinstance(value, tuple) and len(value) == 4 and value[0] == "lambda" and isinstance(value[1], ast.Lambda)
+
+
+def _literal_text(text: str) -> Any:
+    """``ast.literal_eval`` of a setting's text (short, literals only; anything else is unknown)."""
+    if len(text) > 4000:
+        return UNKNOWN
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return UNKNOWN
+
+
 def is_config_singleton(dotted: str, method: str) -> bool:
     """Whether ``dotted.method()`` (no arguments) reads a config library's one process-wide config, as theconf's
     ``Config.get()`` does: the class's path names a config and the method is a getter of the instance."""
@@ -309,6 +332,21 @@ class Evaluator:
     def _invoke(self, callee: Callee, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """Call a user class or function."""
         raise NotImplementedError
+
+    def _call_lambda(self, fn: tuple[Any, ...], args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """Call a lambda: its parameters bound over the scope it was made in, its one expression evaluated."""
+        _, node, closure, file = fn
+        local = dict(closure)
+        a = node.args
+        positional = [*a.posonlyargs, *a.args]
+        defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+        extra = dict(kwargs)
+        for i, (p, d) in enumerate(zip(positional, defaults, strict=False)):
+            local[p.arg] = args[i] if i < len(args) else extra.pop(p.arg, None) if p.arg in extra else (
+                self._expr(d, closure, file) if d is not None else UNKNOWN)  # fmt: skip
+        if a.vararg or a.kwarg or a.kwonlyargs or len(args) > len(positional):
+            return UNKNOWN
+        return self._expr(node.body, local, file)
 
     def _super_init(self, env: dict[str, Any], args: list[Any], kwargs: dict[str, Any], file: str) -> Any:
         """``super().__init__(...)`` inside the class being built."""
@@ -628,6 +666,10 @@ class Evaluator:
             if test is UNKNOWN:
                 return UNKNOWN
             return self._expr(node.body if test else node.orelse, env, file)
+        if isinstance(node, ast.Lambda) and _builds_a_class(node.body):
+            # `self.norm = lambda planes: nn.BatchNorm2d(planes) if g is None else …` (its body sees the scope it was
+            return ("lambda", node, env, file)  # made in, as a closure does; arithmetic lambdas stay unknown: a
+            # noise schedule's `lambda t: math.cos(t)` builds no layer and would only spend the budget)
         if isinstance(node, ast.List | ast.Tuple | ast.Set):
             items: list[Any] = []
             for elt in node.elts:
@@ -817,6 +859,14 @@ class Evaluator:
             method = self._member(target.origin, name) if isinstance(target, Obj) else None
             if method is not None and isinstance(method[1], ast.FunctionDef):  # `self._make_layer(...)`
                 return self._invoke(method, [target, *args], kwargs)
+            if isinstance(target, Obj) and name in target.attrs:  # a callable the object holds: `self.norm(64)`
+                held = target.attrs[name]  # after `self.norm = lambda …`, `self.conv = nn.Conv2d`
+                if _is_lambda(held):
+                    return self._call_lambda(held, args, kwargs)
+                if isinstance(held, tuple) and len(held) == 3 and held[0] == "def":
+                    return self._invoke(held, args, kwargs)
+                if isinstance(held, tuple) and len(held) == 2 and held[0] == "ext":
+                    return self._layer(str(held[1]).rsplit(".", 1)[-1], args, kwargs)
             if (
                 isinstance(target, tuple)
                 and len(target) == 3
@@ -858,6 +908,8 @@ class Evaluator:
             callee = env.get(name)
             if isinstance(callee, tuple) and callee and callee[0] == "def":
                 return self._invoke(callee, args, kwargs)
+            if _is_lambda(callee):  # `norm(depth, momentum)` with `norm=self.norm` handed in
+                return self._call_lambda(callee, args, kwargs)
             if callee is UNKNOWN and name in env:
                 raise AbortError(f"call of {name}, which holds an unknown (a layer class chosen at run time?)")
             if (callee in _IS_FUNCTION or (name == "callable" and callee is None)) and len(args) == 1:
@@ -868,6 +920,8 @@ class Evaluator:
                 return self._call_value(callee, args, kwargs, file)
             if name == "open" and callee is None and args:
                 return self._open(args, kwargs)
+            if callee == ("ext", "ast.literal_eval") and len(args) == 1 and isinstance(args[0], str):
+                return _literal_text(args[0])  # `dict(cfg, **literal_eval(args.model_config))`: a literal, not code
             if _is_ext(callee) and name in _SAME_PATH and len(args) == 1 and isinstance(args[0], str):
                 return args[0]  # hydra's `to_absolute_path(cfg.data.labels_path)`: the job's relative path
             if name == "getattr" and callee is None and len(args) >= 2 and _is_module(args[0]):
@@ -883,4 +937,6 @@ class Evaluator:
                     return _BUILTINS[name](*args, **kwargs)
                 except TypeError:
                     return UNKNOWN
+        if isinstance(fn, ast.Name) and _is_ext(held := env.get(fn.id)) and isinstance(held, tuple):
+            name = str(held[1]).rsplit(".", 1)[-1]  # `conv(3, 64, 7)` with `conv=nn.Conv2d` handed in: that class
         return self._layer(name, args, kwargs)

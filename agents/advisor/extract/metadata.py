@@ -10,6 +10,7 @@ precision, frameworks, and what is trained on what (:func:`identify_workload`).
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import math
 import re
@@ -23,6 +24,7 @@ from schedmate.agents.advisor.extract.collect import Extraction, collect_setting
 from schedmate.agents.advisor.extract.config_sources import Value
 from schedmate.agents.advisor.extract.entry import follow_entry, follow_process_launcher
 from schedmate.agents.advisor.extract.launch import Launch, follow_shell_script, parse_command, small_count
+from schedmate.agents.advisor.extract.syntax import parse, walk
 from schedmate.agents.advisor.extract.workload import WorkloadIdentity, identify_workload
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
@@ -286,6 +288,8 @@ def _setup(ex: Extraction) -> _Setup:
         guarded = any(_DP_GUARD.search(text) for text in [ex.code, *(t for _, t in ex.modules[:20])])
         # `if len(gpu_ids) > 1: model = DataParallel(model, ...)` is off on the one GPU the job states
         distributed = "single_gpu" if num_gpus == 1 and told and guarded else "dp"
+    elif launch.launcher == "python" and strategy is None and _data_parallel_in_modules(ex):
+        distributed = "dp"  # one process, and the model wraps its own parts (`self.encoder = nn.DataParallel(...)`)
     elif (
         (num_gpus or 1) > 1
         or (strategy is not None and "ddp" in str(strategy.value))
@@ -306,6 +310,36 @@ def _setup(ex: Extraction) -> _Setup:
     else:
         distributed = "single_gpu"
     return _Setup(num_gpus, distributed, stage)
+
+
+_DATA_PARALLEL: Final = re.compile(r"\bnn\.DataParallel\(|\bDataParallel\(")
+_PROCESS_GROUPS: Final = re.compile(
+    r"DistributedDataParallel|init_process_group|\bspawn\(|\bdeepspeed\b|\bAccelerator\(|\bFabric\(|\bTrainer\("
+)
+
+
+def _data_parallel_in_modules(ex: Extraction) -> bool:
+    """Whether the job's modules (not its entry) wrap in ``nn.DataParallel`` unconditionally (not under an ``if``:
+    ``if len(gpu_ids) > 0:`` leaves it to settings) while nothing in the entry or those modules starts or joins
+    processes: a single process drives the visible GPUs (CMC's ``self.encoder = nn.DataParallel(self.encoder)``)."""
+    texts = [t for _, t in ex.modules[:40]]
+    if _PROCESS_GROUPS.search(ex.code) or any(_PROCESS_GROUPS.search(t) for t in texts):
+        return False
+    for text in texts:
+        if not _DATA_PARALLEL.search(text):
+            continue
+        try:
+            tree = parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        guarded = {id(n) for i in walk(tree) if isinstance(i, ast.If | ast.IfExp) for n in walk(i)}
+        if any(
+            isinstance(n, ast.Call) and id(n) not in guarded
+            and (n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")) == "DataParallel"
+            for n in walk(tree)
+        ):  # fmt: skip
+            return True
+    return False
 
 
 # A key's last part that names the optimizer's rate under a prefix; bounds and schedule ends are not the rate.

@@ -147,6 +147,7 @@ class _Resolver:
         self.namespaces: set[str] = {"args", "opt", "opts", "hparams", "FLAGS", "flags", "hps"}
         self.unknown_overrides: set[str] = set()  # "args.batch_size" reassigned by code we cannot evaluate
         self.split_overrides: dict[str, Any] = {}  # "args.batch_size" = whole / (processes we cannot count): whole
+        self.per_device_overrides: dict[str, int] = {}  # "args.effective_batch_size" = each * (devices): each
         self.visible_gpus = visible_gpus
         self.config_classes: dict[str, str] = {}  # local name → config class (its defaults: "Class.field" settings)
         self._tests: dict[int, ast.expr] = {}  # id(If) → its test
@@ -511,6 +512,9 @@ class _Resolver:
                         whole = self._split_per_process(rhs, s, ln, depth)
                         if whole is not None:
                             self.split_overrides[key] = whole
+                        each = self._times_devices(rhs, s, ln, depth)
+                        if each is not None:
+                            self.per_device_overrides[key] = each
                     return v
                 s = s.parent
             handed = self._set_by_callers(key, scope, depth)
@@ -666,6 +670,18 @@ class _Resolver:
             return None
         whole = self.value(rhs.left, scope, line, depth)
         return whole if isinstance(whole, int) and not isinstance(whole, bool) and whole > 0 else None
+
+    def _times_devices(self, rhs: ast.expr, scope: _Scope, line: int, depth: int) -> int | None:
+        """``args.batch_size * args.number_gpus``: a per-device batch times a device count that cannot be told (the
+        per-device batch, or None). The factor must be a count of devices or processes, by its name or call."""
+        if not (isinstance(rhs, ast.BinOp) and isinstance(rhs.op, ast.Mult)):
+            return None
+        for each, count in ((rhs.left, rhs.right), (rhs.right, rhs.left)):
+            if _DEVICE_COUNT.search(ast.unparse(count)):
+                v = self.value(each, scope, line, depth)
+                if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+                    return v
+        return None
 
     def _setting(self, path: str) -> Any:
         """A merged setting by an access path: ``cfg.SOLVER.BASE_LR`` → ``SOLVER.BASE_LR`` (or a suffix)."""
@@ -1152,9 +1168,12 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         if (a := _args_of(call, ("lr", "learning_rate"), 1)) is not None:
             yield "lr", a, "getattr(optim, name)(lr=)"
     elif (
-        isinstance(call.func, ast.Call) and _callee(call.func) == "getattr" and len(call.func.args) >= 2
-    ):  # getattr(models, name)(...)
-        yield "model", call.func.args[1], "getattr(module, name)()"
+        isinstance(call.func, ast.Call)
+        and _callee(call.func) == "getattr"
+        and len(call.func.args) == 2
+        and not isinstance(call.func.args[1], ast.Constant)
+    ):  # getattr(models, name)(...): a setting names the constructor (not `getattr(model, "criterion",
+        yield "model", call.func.args[1], "getattr(module, name)()"  # CrossEntropyLoss)()`, an attribute's fallback)
     elif (
         name in ("autocast", "GradScaler") and not _kwargs_any(call, ("dtype", "enabled")) and not call.args
         and not any(kw.arg is None for kw in call.keywords)  # `autocast(**kwargs)`: whatever its caller passes
@@ -1182,6 +1201,7 @@ _WRAPS: Final = {"FullyShardedDataParallel": "fsdp_wrap", "FSDP": "fsdp_wrap", "
 # (torch.nn.parallel.parallel_apply: DataParallel taken apart — replicas of the model run on the visible GPUs)
 
 
+_DEVICE_COUNT: Final = re.compile(r"gpus|device_count|world_size|num_replicas|nprocs|ngpu|num_devices", re.I)
 _DATA_REGISTRIES: Final = re.compile(r"data|transform|optim|loss|sched", re.I)  # `datasets.__dict__[name.upper()]`
 
 
@@ -1304,13 +1324,29 @@ def _loader_rank(call: ast.Call) -> int:
     return 1
 
 
-def _per_gpu_factor(expr: ast.expr) -> ast.expr | None:
-    """The per-GPU factor of a loader batch written as ``cfg.TRAIN.BATCH_SIZE_PER_GPU * len(gpus)``."""
+def _per_gpu_factor(expr: ast.expr, tree: ast.AST | None = None) -> ast.expr | None:
+    """The per-GPU factor of a loader batch written as ``cfg.TRAIN.BATCH_SIZE_PER_GPU * len(gpus)``, or as
+    ``args.batch_size * args.number_gpus`` (a factor that counts devices), also through the one attribute the code
+    computes it into (``args.effective_batch_size = args.batch_size * args.number_gpus``)."""
+    if tree is not None and isinstance(expr, ast.Attribute):
+        key = _dotted(expr)
+        rhs = [
+            n.value for n in walk(tree)
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and _dotted(n.targets[0]) == key
+        ]  # fmt: skip
+        expr = rhs[0] if len(rhs) == 1 else expr
     if not (isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult)):
         return None
-    return next(
+    named = next(
         (side for side in (expr.left, expr.right) if re.search(r"(?i)per_?gpu|per_?device", _dotted(side))), None
     )
+    if named is not None:
+        return named
+    return next(
+        (side for side, other in ((expr.left, expr.right), (expr.right, expr.left))
+         if _DEVICE_COUNT.search(ast.unparse(other)) and not _DEVICE_COUNT.search(ast.unparse(side))),
+        None,
+    )  # fmt: skip
 
 
 def _scaled_from(expr: ast.expr, base: ast.expr | None) -> bool:
@@ -1770,13 +1806,20 @@ def find_uses(
                 )  # fmt: skip
                 if fieldname == "batch" and whole is not None and "global_batch" not in out:
                     out["global_batch"] = Use(whole, file, node.lineno, "the loader gets this batch split over ranks")
+                each = next(
+                    (r.per_device_overrides[_dotted(n)] for n in walk(arg)
+                     if isinstance(n, ast.Attribute) and _dotted(n) in r.per_device_overrides),
+                    None,
+                )  # fmt: skip
+                if fieldname == "batch" and each is not None:  # `batch_size * number_gpus` over the GPUs it sees
+                    v, how = each, f"{how}: a per-GPU batch times the GPUs"
             elif fieldname == "registry_kwargs" and isinstance(v, dict):
                 v = {k: x for k, x in v.items() if isinstance(x, int | float | str | bool)}  # what can be told
             elif v is _UNKNOWN or v is None or isinstance(v, dict | _Namespace):
                 continue
             if fieldname == "lr" and v == 0:
                 continue  # an optimizer built at lr 0: a scheduler sets the rate
-            if fieldname == "batch" and (per := _per_gpu_factor(arg)) is not None:
+            if fieldname == "batch" and (per := _per_gpu_factor(arg, tree)) is not None:
                 each = r.value(per, scope, node.lineno)  # `BATCH_SIZE_PER_GPU * len(gpus)`: DataParallel splits it
                 if isinstance(each, int) and not isinstance(each, bool) and each > 0:
                     v, how = each, f"{how}: a per-GPU batch times the GPUs"

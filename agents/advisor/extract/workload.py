@@ -455,11 +455,12 @@ def _fitted_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
     for node in walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        if _callee_name(node) == "fit" and isinstance(node.func, ast.Attribute):
+        if _callee_name(node) in ("fit", "train") and isinstance(node.func, ast.Attribute):
             owner = node.func.value
             trainer = (
                 _callee_name(owner) == "Trainer" if isinstance(owner, ast.Call) else "trainer" in _dotted_name(owner)
-            )
+            ) or (isinstance(owner, ast.Name) and _built_by_trainer(tree, owner.id))
+            # (`t = SupervisedTrainer(...)` then `t.train(seq2seq, data)`: a trainer object's train() takes the model)
         else:  # `FasterRCNNTrainer(faster_rcnn)`: the module a trainer class is built around
             trainer = _callee_name(node).endswith("Trainer") and _callee_name(node)[:1].isupper()
         first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "model"), None)
@@ -477,6 +478,16 @@ def _fitted_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
             ):  # fmt: skip  (`Trainer(args, cfg)` after `args = argparse.Namespace(...)` is no model)
                 return _callee_name(other.value), other.value
     return None
+
+
+def _built_by_trainer(tree: ast.Module, name: str) -> bool:
+    """Whether ``name`` is assigned an instance of a class named ``…Trainer``."""
+    return any(
+        isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+        and isinstance(n.value, ast.Call) and _callee_name(n.value).endswith("Trainer")
+        and _callee_name(n.value)[:1].isupper()
+        for n in walk(tree)
+    )  # fmt: skip
 
 
 def _callee_name(call: ast.Call) -> str:
@@ -625,13 +636,20 @@ def _with_depth(cls: str, arguments: dict[str, object]) -> str:
     return cls
 
 
+_PARSES_ARGS: Final = re.compile(r"\.parse_(?:known_)?args\(")
+
+
 def _counted(
     ws: Workspace, ex: Extraction, counter: ParamCounter, node: ast.Call, script: str
 ) -> tuple[dict[str, Any], int | None, Any]:
     """Count the parameters ``node`` (a call in the entry script) builds, with the values that reach it: (the names'
     values, the count, the value built)."""
     ns = namespace({k: v.value for k, v in ex.values.items()})
-    given = {k: v.value for k, v in ex.values.items() if v.source != script and "." not in k}
+    given = (  # module globals the command line sets (nanoGPT's configurator `exec`); with a parser of its own the
+        {k: v.value for k, v in ex.values.items() if v.source != script and "." not in k}  # command line sets only
+        if not _PARSES_ARGS.search(ex.code)  # the parser's namespace, never a global (`model = models.__dict__[…]`)
+        else {}
+    )
     counter.bind_settings(script, ns, given)  # `opt = parser.parse_args()` at module level, read by its classes
     env = counter.values_at(node, script, ns)  # `num_classes = 1000 if args.dataset == "imagenet" else 100`
     for name in {n.id for n in walk(node) if isinstance(n, ast.Name)} - set(dir(builtins)):
@@ -872,12 +890,22 @@ def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
                 for n in walk(tree)
             ):  # fmt: skip
                 continue
+        elif (
+            isinstance(inner.func, ast.Call) and _callee_name(inner.func) == "getattr" and len(inner.func.args) == 2
+            and isinstance(inner.func.args[0], ast.Name) and isinstance(inner.func.args[1], ast.Constant)
+        ):  # fmt: skip
+            held = module_env.get(inner.func.args[0].id)  # `getattr(deeplab, 'resnet101')(...)`: the job's module's
+            if not (isinstance(held, tuple) and held and held[0] == "module"):  # function, named by a literal
+                continue
         elif not isinstance(inner.func, ast.Name):
             continue
         else:
             fn = module_env.get(inner.func.id)
-            if not (isinstance(fn, tuple) and fn[0] == "def" and isinstance(fn[1], ast.FunctionDef)):
-                continue  # (a job function, not a class: a class constructor was already looked for)
+            if not (isinstance(fn, tuple) and fn[0] == "def" and isinstance(fn[1], ast.FunctionDef)) and not (
+                _bound_to_registry(tree, inner.func.id)
+            ):
+                continue  # (a job function, or `model = models.__dict__[args.model]` then `model = model(**cfg)`:
+            # a constructor a setting chose from a registry; a class constructor was already looked for)
         _, count, built = _counted(ws, ex, counter, node.value, script)
         if isinstance(built, Obj) and built.cls and count is not None:
             prov["model_name"] = FieldSource(file=script, line=node.lineno)
@@ -903,6 +931,20 @@ _MODEL_FILE: Final = re.compile(r"model|net|arch|generator|backbone|layers|modul
 _MM_WRAPPERS: Final = frozenset({"ImageClassifier", "EncoderDecoder", "CascadeEncoderDecoder", "Recognizer2D",
                                   "Recognizer3D", "TopdownPoseEstimator", "TopDown"})  # fmt: skip
 _MM_NAME: Final = re.compile(r"[A-Za-z_][\w-]{1,63}")
+
+
+def _bound_to_registry(tree: ast.Module, name: str) -> bool:
+    """Whether ``name`` is assigned an entry of a registry chosen by a setting: ``models.__dict__[args.model]``,
+    ``MODELS[args.arch]`` or ``getattr(models, args.arch)`` (a key that is not a literal)."""
+    for n in walk(tree):
+        if not (isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)):
+            continue
+        v = n.value
+        if isinstance(v, ast.Subscript) and not isinstance(v.slice, ast.Constant):
+            return True
+        if isinstance(v, ast.Call) and _callee_name(v) == "getattr" and len(v.args) == 2:
+            return not isinstance(v.args[1], ast.Constant)
+    return False
 
 
 def _model_from_openmmlab(ex: Extraction, prov: dict[str, FieldSource]) -> _Model:
@@ -1436,9 +1478,10 @@ _BOX_WORDS: Final = re.compile(r"\b(?:bbox\w*|boxes|box_iou|\w+_box\w*|nms|ancho
 # Words only segmentation code uses ("segment", "seg_len" and ignore_index also occur in time series and LM code).
 _SEGMENTATION_WORDS: Final = re.compile(
     r"\b(?:\w*segmentation\w*|miou|mean_iou|mean_iu|\w*Seg(?:Metrics|Head|Net|mentation)\w*|"
-    r"(?-i:[A-Z]\w*Seg|Seg[A-Z]\w*)|\w*Loss2d|fast_hist|per_class_iu)\b|ignore_index\s*=\s*255",
+    r"(?-i:[A-Z]\w*Seg|Seg[A-Z]\w*)|\w*Loss2d|fast_hist|per_class_iu|aspp\w*)\b|ignore_index\s*=\s*255",
     re.I,
-)  # (CamelCase `DRNSeg`/`SegList`, per-pixel losses, FCN's confusion-matrix IoU helpers, the void label 255)
+)  # (CamelCase `DRNSeg`/`SegList`, per-pixel losses, FCN's confusion-matrix IoU helpers, DeepLab's atrous spatial
+# pyramid pooling head, the void label 255)
 
 
 _DIFFUSION_WORDS: Final = re.compile(
