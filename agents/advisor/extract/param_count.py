@@ -440,9 +440,14 @@ class ParamCounter(Evaluator):
             env = dict(self._module(file)[1])
             env["__class__"] = callee
             self._bind(init, [obj, *args], kwargs, env, file)
+            named = [*init.args.posonlyargs, *init.args.args[1:], *init.args.kwonlyargs]
             if node.name not in self.arguments:  # what the model's constructor received (`depth=50`)
-                named = [*init.args.posonlyargs, *init.args.args[1:], *init.args.kwonlyargs]
                 self.arguments[node.name] = {a.arg: env.get(a.arg, UNKNOWN) for a in named}
+            if any(
+                isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "save_hyperparameters"
+                for c in walk(init)
+            ):  # Lightning's `self.save_hyperparameters()`: `self.hparams.hidden_dim` reads the constructor's arguments
+                obj.attrs["hparams"] = Obj(attrs={a.arg: env.get(a.arg, UNKNOWN) for a in named})
             self._function_body(init.body, env, file)
             return obj
         if isinstance(node, ast.FunctionDef) and node.name == "forward":

@@ -111,7 +111,7 @@ def _tokenized(ex: Extraction) -> bool:
 
 def _gpt_params(ex: Extraction, *, char_level: bool = False) -> float | None:
     n_layer = ex.get("n_layer", "num_layers", "num_hidden_layers", "n_layers")  # nanoGPT / Megatron / HF names
-    d = ex.get("n_embd", "hidden_size", "d_model", "dim")
+    d = ex.get("n_embd", "hidden_size", "d_model", "dim", "embed_dim")
     if n_layer is None or d is None or not isinstance(n_layer.value, int) or not isinstance(d.value, int):
         return None
     vocab = 256 if char_level else 50304  # a character vocabulary is built from the text (< 256 symbols)
@@ -146,10 +146,14 @@ def _pretrained_by_name(ex: Extraction) -> tuple[str, Value] | None:
             if key == "model_name" and _only_names_a_folder(ex, key):
                 continue  # `--model_name mono_model` read only into `os.path.join(log_dir, model_name)`: the run's name
             return found
-    m = re.search(r"from_pretrained\(\s*['\"]([\w./-]+)['\"]", ex.code)
-    if m:
-        return "from_pretrained", Value(m.group(1), ex.launch.script or "", ex.code[: m.start()].count("\n") + 1)
+    for m in re.finditer(r"(\w*)\.from_pretrained\(\s*['\"]([\w./-]+)['\"]", ex.code):
+        if m.group(1).endswith(_NOT_WEIGHTS):
+            continue  # `BertTokenizer.from_pretrained('bert-base-cased')` loads a vocabulary, not the model trained
+        return "from_pretrained", Value(m.group(2), ex.launch.script or "", ex.code[: m.start()].count("\n") + 1)
     return None
+
+
+_NOT_WEIGHTS: Final = ("Tokenizer", "TokenizerFast", "Processor", "Config", "FeatureExtractor", "ImageProcessor")
 
 
 _FOLDER_USE: Final = re.compile(
@@ -1178,6 +1182,7 @@ def _pretrained_name(ex: Extraction, key: str, pretrained: Value) -> str:
 def _described(name: str, family: str, ex: Extraction) -> str:
     """A class name with the architecture the README names and the GPT shape, where they add something."""
     details = [name]
+    family = re.sub(r"^(?:py)?torch[-_ ]?|[-_ ]?(?:py)?torch$", "", family, flags=re.I)  # "PyTorch-RetinaNet"
     if family and model_type_of([family], None) and _squash(family) not in _squash(name):
         details.insert(0, family)  # the README names the architecture (VITS, nanoGPT, U-Net, ...)
     if shape := _gpt_shape(ex):
