@@ -317,8 +317,14 @@ def resolve_argparse(
                 kwargs["type"] = casts[s.type]
             if s.nargs is not None:
                 kwargs["nargs"] = s.nargs
+        if not s.flags[0].startswith("-"):  # a positional: argparse takes its name as the destination, and one the
+            kwargs.pop("dest")  # command leaves out must not fail the parse of every other option
+            kwargs.setdefault("nargs", "?")
+            flags: tuple[str, ...] = (s.dest,)
+        else:
+            flags = s.flags
         with contextlib.suppress(argparse.ArgumentError, ValueError, TypeError):
-            parser.add_argument(*s.flags, **kwargs)
+            parser.add_argument(*flags, **kwargs)
     try:
         parsed, _ = parser.parse_known_args(argv)
     except (argparse.ArgumentError, SystemExit):

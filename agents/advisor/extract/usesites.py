@@ -1313,6 +1313,13 @@ def _loader_rank(call: ast.Call) -> int:
         return 0  # `DataLoader(data_dir, batch_size=b, split="test")`
     if "train" in split:
         return 2
+    flag = next(  # `DataLoader(datasets.MNIST(root, train=False, ...))`: torchvision's split flag on the dataset
+        (k.value.value for n in walk(first) if isinstance(n, ast.Call) for k in n.keywords
+         if k.arg == "train" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, bool)),
+        None,
+    ) if first is not None else None  # fmt: skip
+    if flag is not None:
+        return 2 if flag else 0
     if any(w in src for w in ("val", "test", "eval")):
         return 0
     if "train" in src:
@@ -1663,6 +1670,13 @@ def _step_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
             and isinstance(node.value, ast.Call) and _callee(node.value) in ("tqdm", "range", "trange")
         ):  # fmt: skip
             bound.setdefault(node.targets[0].id, []).append((node.lineno, node.value))
+        if isinstance(node, ast.With):  # `with tqdm(range(args.iter)) as pbar: for i in pbar:`
+            for item in node.items:
+                if (
+                    isinstance(item.context_expr, ast.Call) and _callee(item.context_expr) in ("tqdm", "trange")
+                    and isinstance(item.optional_vars, ast.Name)
+                ):  # fmt: skip
+                    bound.setdefault(item.optional_vars.id, []).append((node.lineno, item.context_expr))
     in_epochs = {  # a loop inside the epoch loop counts one epoch's steps, not the budget
         id(inner) for outer in walk(tree)
         if isinstance(outer, ast.For) and isinstance(outer.target, ast.Name) and "epoch" in outer.target.id.lower()
