@@ -55,3 +55,25 @@ with tqdm(range(args.iter)) as pbar:
     )
     meta = extract_metadata(root, "python train.py -b=240 --iter 5000")
     assert (meta.batch_size_per_device, meta.max_steps, meta.epochs) == (240, 5000, None)
+
+
+def test_an_unlimited_lightning_budget_is_no_epoch_count(tmp_path: Path) -> None:
+    """`Trainer.from_argparse_args(args)` with Lightning's `max_epochs=-1` (no limit): no epoch count, not -1."""
+    root = write(
+        tmp_path,
+        {
+            "train.py": """
+from argparse import ArgumentParser
+import pytorch_lightning as pl
+parser = ArgumentParser()
+parser = pl.Trainer.add_argparse_args(parser)
+parser.set_defaults(max_epochs=-1, devices=1)
+args = parser.parse_args()
+trainer = pl.Trainer.from_argparse_args(args)
+trainer.fit(model, data)
+""",
+        },
+    )
+    meta = extract_metadata(root, "python train.py")
+    assert meta.epochs is None
+    assert extract_metadata(root, "python train.py --max_epochs 7").epochs == 7

@@ -676,6 +676,9 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
     if not isinstance(max_steps, int | float) or isinstance(max_steps, bool) or max_steps <= 0:
         max_steps = None  # a schedule's milestones (`SOLVER.STEPS: [30, 60]`) are no step budget
         t.prov.pop("max_steps", None)
+    if isinstance(epochs, int | float) and not isinstance(epochs, bool) and epochs <= 0:
+        epochs = None  # Lightning's `max_epochs=-1`: no limit, not an epoch count
+        t.prov.pop("epochs", None)
     setup = _Setup(None, "single_gpu", None)
     with st.step("gpus"):
         setup = _setup(ex)

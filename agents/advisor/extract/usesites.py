@@ -1331,6 +1331,10 @@ def _loader_rank(call: ast.Call) -> int:
     return 1
 
 
+def _is_number(v: Any) -> TypeGuard[int | float]:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
 def _per_gpu_factor(expr: ast.expr, tree: ast.AST | None = None) -> ast.expr | None:
     """The per-GPU factor of a loader batch written as ``cfg.TRAIN.BATCH_SIZE_PER_GPU * len(gpus)``, or as
     ``args.batch_size * args.number_gpus`` (a factor that counts devices), also through the one attribute the code
@@ -1833,6 +1837,8 @@ def find_uses(
                 continue
             if fieldname == "lr" and v == 0:
                 continue  # an optimizer built at lr 0: a scheduler sets the rate
+            if fieldname in ("epochs", "max_steps") and _is_number(v) and v <= 0:
+                continue  # Lightning's `max_epochs=-1` / `max_steps=-1`: no limit of that kind
             if fieldname == "batch" and (per := _per_gpu_factor(arg, tree)) is not None:
                 each = r.value(per, scope, node.lineno)  # `BATCH_SIZE_PER_GPU * len(gpus)`: DataParallel splits it
                 if isinstance(each, int) and not isinstance(each, bool) and each > 0:
