@@ -27,7 +27,7 @@ from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, 
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
 
-__all__ = ["Callee", "Evaluator", "builds_nothing", "is_module_value"]
+__all__ = ["Callee", "Evaluator", "builds_nothing", "is_config_singleton", "is_module_value", "is_number"]
 
 # ("def", class or function node, file), ("module", file or None) or ("ext", dotted name)
 Callee = tuple[str, Any, str]
@@ -137,7 +137,8 @@ def _is_property(fn: ast.FunctionDef) -> bool:
     return bool(last_names(fn.decorator_list) & {"property", "cached_property"})
 
 
-def _is_number(v: Any) -> bool:
+def is_number(v: Any) -> bool:
+    """A finite-looking int or float, not a bool."""
     return isinstance(v, int | float) and not isinstance(v, bool) and abs(v) < 1e300
 
 
@@ -337,16 +338,30 @@ class Evaluator:
         """Call a lambda: its parameters bound over the scope it was made in, its one expression evaluated."""
         _, node, closure, file = fn
         local = dict(closure)
-        a = node.args
+        self._bind(node, args, kwargs, local, file)
+        return self._expr(node.body, local, file)
+
+    def _bind(
+        self, fn: ast.FunctionDef | ast.Lambda, args: list[Any], kwargs: dict[str, Any], env: dict[str, Any], file: str
+    ) -> None:
+        a = fn.args
         positional = [*a.posonlyargs, *a.args]
         defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
-        extra = dict(kwargs)
+        extra: dict[str, Any] = dict(kwargs)
         for i, (p, d) in enumerate(zip(positional, defaults, strict=False)):
-            local[p.arg] = args[i] if i < len(args) else extra.pop(p.arg, None) if p.arg in extra else (
-                self._expr(d, closure, file) if d is not None else UNKNOWN)  # fmt: skip
-        if a.vararg or a.kwarg or a.kwonlyargs or len(args) > len(positional):
-            return UNKNOWN
-        return self._expr(node.body, local, file)
+            if i < len(args):
+                env[p.arg] = args[i]
+            elif p.arg in extra:
+                env[p.arg] = extra.pop(p.arg)
+            else:
+                env[p.arg] = self._expr(d, env, file) if d is not None else UNKNOWN
+            extra.pop(p.arg, None)
+        for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=False):
+            env[p.arg] = extra.pop(p.arg) if p.arg in extra else (self._expr(d, env, file) if d else UNKNOWN)
+        if a.vararg:
+            env[a.vararg.arg] = list(args[len(positional) :])
+        if a.kwarg:
+            env[a.kwarg.arg] = extra
 
     def _super_init(self, env: dict[str, Any], args: list[Any], kwargs: dict[str, Any], file: str) -> Any:
         """``super().__init__(...)`` inside the class being built."""
@@ -845,7 +860,7 @@ class Evaluator:
                 and all(isinstance(a, str) for a in args)
             ):
                 return posixpath.join(*args)
-            if target == ("ext", "math") and name in _MATH and args and all(_is_number(a) for a in args):
+            if target == ("ext", "math") and name in _MATH and args and all(is_number(a) for a in args):
                 try:  # `int(math.log(scale, 2))` upsampling stages, `math.sqrt(dim)`
                     return _MATH[name](*args)
                 except (ValueError, OverflowError, TypeError):

@@ -524,28 +524,6 @@ class ParamCounter(Evaluator):
                 this.attrs.setdefault("weight", value)  # the layer's own parameters, reachable from the instance
             return
 
-    def _bind(
-        self, fn: ast.FunctionDef, args: list[Any], kwargs: dict[str, Any], env: dict[str, Any], file: str
-    ) -> None:
-        a = fn.args
-        positional = [*a.posonlyargs, *a.args]
-        defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
-        extra: dict[str, Any] = dict(kwargs)
-        for i, (p, d) in enumerate(zip(positional, defaults, strict=False)):
-            if i < len(args):
-                env[p.arg] = args[i]
-            elif p.arg in extra:
-                env[p.arg] = extra.pop(p.arg)
-            else:
-                env[p.arg] = self._expr(d, env, file) if d is not None else UNKNOWN
-            extra.pop(p.arg, None)
-        for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=False):
-            env[p.arg] = extra.pop(p.arg) if p.arg in extra else (self._expr(d, env, file) if d else UNKNOWN)
-        if a.vararg:
-            env[a.vararg.arg] = list(args[len(positional) :])
-        if a.kwarg:
-            env[a.kwarg.arg] = extra
-
     def count_class(self, file: str, name: str, kwargs: dict[str, Any]) -> int | None:
         """Parameters of ``name(**kwargs)`` for a class defined in (or imported by) ``file``."""
         self._total, self._steps = 0, 0

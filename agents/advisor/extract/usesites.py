@@ -40,11 +40,11 @@ from schedmate.agents.advisor.extract.config_sources import (
     load_structured,
     nest_flat,
 )
-from schedmate.agents.advisor.extract.evaluator import is_config_singleton
+from schedmate.agents.advisor.extract.evaluator import is_config_singleton, is_number
 from schedmate.agents.advisor.extract.syntax import last_names, parse, walk
 from schedmate.agents.advisor.extract.workspace import Workspace
 
-__all__ = ["OPTIMIZERS", "SPLIT_LOADER", "Use", "find_uses"]
+__all__ = ["NOT_WEIGHTS_LOADERS", "OPTIMIZERS", "SPLIT_LOADER", "Use", "find_uses"]
 
 _MAX_DEPTH: Final = 24
 _UNKNOWN: Final = object()
@@ -74,7 +74,8 @@ _PL_KW: Final[dict[str, tuple[str, ...]]] = {
     "grad_accum": ("accumulate_grad_batches",),
 }  # fmt: skip
 _FIT_KW: Final[dict[str, tuple[str, ...]]] = {"batch": ("batch_size",), "epochs": ("epochs",)}
-_SKIP_PRETRAINED: Final = ("Tokenizer", "Processor", "Config", "FeatureExtractor", "ImageProcessor")
+# `X.from_pretrained(...)` of these loads a vocabulary, processor or config, never the weights of the model trained
+NOT_WEIGHTS_LOADERS: Final = ("Tokenizer", "Processor", "Config", "FeatureExtractor", "ImageProcessor")
 _LOADERS: Final = frozenset({"safe_load", "load", "full_load", "unsafe_load", "loads", "from_file", "load_config"})
 
 
@@ -666,7 +667,7 @@ class _Resolver:
         if not (isinstance(rhs, ast.BinOp) and isinstance(rhs.op, ast.Div | ast.FloorDiv)):
             return None
         divisor = ast.unparse(rhs.right)
-        if not re.search(r"world_size|gpus|device_count|num_replicas|nprocs|num_processes|ngpu", divisor, re.I):
+        if not _DEVICE_COUNT.search(divisor):
             return None
         whole = self.value(rhs.left, scope, line, depth)
         return whole if isinstance(whole, int) and not isinstance(whole, bool) and whole > 0 else None
@@ -1115,7 +1116,7 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         for fieldname, kws in _FIT_KW.items():
             if (a := _args_of(call, kws)) is not None:
                 yield fieldname, a, f"fit({kws[0]}=)"
-    elif name == "from_pretrained" and not any(s in dotted for s in _SKIP_PRETRAINED):
+    elif name == "from_pretrained" and not any(s in dotted for s in NOT_WEIGHTS_LOADERS):
         if (a := _args_of(call, ("pretrained_model_name_or_path",), 0)) is not None:
             yield "model", a, f"{dotted or name}()"
     elif name == "create_model" and (a := _args_of(call, ("model_name",), 0)) is not None:
@@ -1201,7 +1202,9 @@ _WRAPS: Final = {"FullyShardedDataParallel": "fsdp_wrap", "FSDP": "fsdp_wrap", "
 # (torch.nn.parallel.parallel_apply: DataParallel taken apart — replicas of the model run on the visible GPUs)
 
 
-_DEVICE_COUNT: Final = re.compile(r"gpus|device_count|world_size|num_replicas|nprocs|ngpu|num_devices", re.I)
+_DEVICE_COUNT: Final = re.compile(  # a count of devices or processes, by what computes it or is named
+    r"world_size|gpus|device_count|num_replicas|nprocs|num_processes|ngpu|num_devices", re.I
+)
 _DATA_REGISTRIES: Final = re.compile(r"data|transform|optim|loss|sched", re.I)  # `datasets.__dict__[name.upper()]`
 
 
@@ -1329,10 +1332,6 @@ def _loader_rank(call: ast.Call) -> int:
     if (isinstance(shuffle, ast.Constant) and shuffle.value is True) or "train" in ast.unparse(call):
         return 2
     return 1
-
-
-def _is_number(v: Any) -> TypeGuard[int | float]:
-    return isinstance(v, int | float) and not isinstance(v, bool)
 
 
 def _per_gpu_factor(expr: ast.expr, tree: ast.AST | None = None) -> ast.expr | None:
@@ -1837,7 +1836,7 @@ def find_uses(
                 continue
             if fieldname == "lr" and v == 0:
                 continue  # an optimizer built at lr 0: a scheduler sets the rate
-            if fieldname in ("epochs", "max_steps") and _is_number(v) and v <= 0:
+            if fieldname in ("epochs", "max_steps") and is_number(v) and v <= 0:
                 continue  # Lightning's `max_epochs=-1` / `max_steps=-1`: no limit of that kind
             if fieldname == "batch" and (per := _per_gpu_factor(arg, tree)) is not None:
                 each = r.value(per, scope, node.lineno)  # `BATCH_SIZE_PER_GPU * len(gpus)`: DataParallel splits it

@@ -34,7 +34,7 @@ from schedmate.agents.advisor.extract.identity import (
 from schedmate.agents.advisor.extract.known import known_model
 from schedmate.agents.advisor.extract.param_count import UNKNOWN, ParamCounter, namespace
 from schedmate.agents.advisor.extract.syntax import parse, walk
-from schedmate.agents.advisor.extract.usesites import OPTIMIZERS, data_parallel_subclass
+from schedmate.agents.advisor.extract.usesites import NOT_WEIGHTS_LOADERS, OPTIMIZERS, data_parallel_subclass
 from schedmate.agents.advisor.extract.values import Obj
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.schemas.jobs_metadata import FieldSource
@@ -147,13 +147,10 @@ def _pretrained_by_name(ex: Extraction) -> tuple[str, Value] | None:
                 continue  # `--model_name mono_model` read only into `os.path.join(log_dir, model_name)`: the run's name
             return found
     for m in re.finditer(r"(\w*)\.from_pretrained\(\s*['\"]([\w./-]+)['\"]", ex.code):
-        if m.group(1).endswith(_NOT_WEIGHTS):
+        if any(s in m.group(1) for s in NOT_WEIGHTS_LOADERS):
             continue  # `BertTokenizer.from_pretrained('bert-base-cased')` loads a vocabulary, not the model trained
         return "from_pretrained", Value(m.group(2), ex.launch.script or "", ex.code[: m.start()].count("\n") + 1)
     return None
-
-
-_NOT_WEIGHTS: Final = ("Tokenizer", "TokenizerFast", "Processor", "Config", "FeatureExtractor", "ImageProcessor")
 
 
 _FOLDER_USE: Final = re.compile(
@@ -470,28 +467,32 @@ def _fitted_module(tree: ast.Module) -> tuple[str, ast.Call] | None:
         first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "model"), None)
         if not trainer or not isinstance(first, ast.Name):
             continue
-        for other in walk(tree):
+        for value in _assigned_values(tree, first.id):
             if (
-                isinstance(other, ast.Assign)
-                and isinstance(other.value, ast.Call)
-                and any(isinstance(t, ast.Name) and t.id == first.id for t in other.targets)
-                and _callee_name(other.value)[:1].isupper()
-                and not _is_wrapper(_callee_name(other.value))
-                and _callee_name(other.value) not in _NOT_MODELS
-                and not _callee_name(other.value).endswith(_NOT_MODEL_SUFFIXES)
+                isinstance(value, ast.Call)
+                and _callee_name(value)[:1].isupper()
+                and not _is_wrapper(_callee_name(value))
+                and _callee_name(value) not in _NOT_MODELS
+                and not _callee_name(value).endswith(_NOT_MODEL_SUFFIXES)
             ):  # fmt: skip  (`Trainer(args, cfg)` after `args = argparse.Namespace(...)` is no model)
-                return _callee_name(other.value), other.value
+                return _callee_name(value), value
     return None
+
+
+def _assigned_values(tree: ast.AST, name: str) -> list[ast.expr]:
+    """What the code assigns to the plain name ``name`` (``x = …`` and ``a = x = …``), in the order of the tree."""
+    return [
+        n.value for n in walk(tree)
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+    ]  # fmt: skip
 
 
 def _built_by_trainer(tree: ast.Module, name: str) -> bool:
     """Whether ``name`` is assigned an instance of a class named ``…Trainer``."""
     return any(
-        isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
-        and isinstance(n.value, ast.Call) and _callee_name(n.value).endswith("Trainer")
-        and _callee_name(n.value)[:1].isupper()
-        for n in walk(tree)
-    )  # fmt: skip
+        isinstance(v, ast.Call) and _callee_name(v).endswith("Trainer") and _callee_name(v)[:1].isupper()
+        for v in _assigned_values(tree, name)
+    )
 
 
 def _callee_name(call: ast.Call) -> str:
@@ -887,12 +888,10 @@ def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
             continue
         inner = _moved(node.value)  # `create_model(cfg).cpu()`: nn.Module's device and mode methods return the module
         if isinstance(inner.func, ast.Attribute) and isinstance(inner.func.value, ast.Name):
-            root = inner.func.value.id  # `cfg = getattr(models, args.model)` then `cfg.base(...)`: a class attribute
-            if not any(  # of the job's config class a setting chose holds the model's class
-                isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == root for t in n.targets)
-                and isinstance(n.value, ast.Call) and _callee_name(n.value) == "getattr"
-                for n in walk(tree)
-            ):  # fmt: skip
+            # `cfg = getattr(models, args.model)` then `cfg.base(...)`: a class attribute of the job's config class a
+            # setting chose holds the model's class
+            assigned = _assigned_values(tree, inner.func.value.id)
+            if not any(isinstance(v, ast.Call) and _callee_name(v) == "getattr" for v in assigned):
                 continue
         elif (
             isinstance(inner.func, ast.Call) and _callee_name(inner.func) == "getattr" and len(inner.func.args) == 2
@@ -940,10 +939,7 @@ _MM_NAME: Final = re.compile(r"[A-Za-z_][\w-]{1,63}")
 def _bound_to_registry(tree: ast.Module, name: str) -> bool:
     """Whether ``name`` is assigned an entry of a registry chosen by a setting: ``models.__dict__[args.model]``,
     ``MODELS[args.arch]`` or ``getattr(models, args.arch)`` (a key that is not a literal)."""
-    for n in walk(tree):
-        if not (isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)):
-            continue
-        v = n.value
+    for v in _assigned_values(tree, name):
         if isinstance(v, ast.Subscript) and not isinstance(v.slice, ast.Constant):
             return True
         if isinstance(v, ast.Call) and _callee_name(v) == "getattr" and len(v.args) == 2:
