@@ -55,8 +55,10 @@ async def run_job(
     echo: IO[str] | None = None,
     log_copy: Path | None = None,
     flush_s: float = 0.5,
+    repo_root: Path | None = None,
 ) -> tuple[str, int]:
-    """Run ``command`` in ``workdir`` as a job; return (job id, exit code)."""
+    """Run ``command`` in ``workdir`` as a job; return (job id, exit code). ``repo_root``: the job's repository
+    around ``workdir``, which the Advisor may read up to."""
     if not command:
         raise ConnectorError("nothing to run: give a command after `--`")
     if not workdir.is_dir():
@@ -66,7 +68,8 @@ async def run_job(
     await publisher.publish(
         jobs_submitted.TOPIC,
         JobSubmitted(job_id=job_id, user=user or os.environ.get("USER", ""), name=name or Path(command[0]).name,
-                     command=command, workdir=str(workdir.resolve()), num_gpus=num_gpus, cluster="local"),
+                     command=command, workdir=str(workdir.resolve()), num_gpus=num_gpus, cluster="local",
+                     repo_root=str(repo_root.resolve()) if repo_root else ""),
     )  # fmt: skip
     env = dict(os.environ, PYTHONUNBUFFERED="1", SCHEDMATE_JOB_ID=job_id)
     try:

@@ -18,6 +18,10 @@ class JobSubmitted(Event):
     name: str = ""
     command: list[str] = Field(default_factory=list, max_length=4096)
     workdir: str = Field(default="", max_length=4096, pattern=r"^[^\x00]*$")
+    # the root of the job's repository around ``workdir`` (a job run from ``examples/x/`` imports the package at its
+    # repository's root): the Advisor may read up to it. Set by whoever submits the job, like ``workdir``; empty:
+    # reads stay inside ``workdir``
+    repo_root: str = Field(default="", max_length=4096, pattern=r"^[^\x00]*$")
     num_gpus: int = Field(default=0, ge=0, le=1_000_000)
     cluster: str = ""
     git_commit: str | None = None

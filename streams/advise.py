@@ -138,7 +138,13 @@ class AdviseRuntime(Runtime):
         try:
             async with self._react_slots:
                 command = command_text(redact_args(sub.command))  # no secret of the command goes to the LLM
-                refined, report = await react_fill(Path(sub.workdir or "."), command, static, self._llm)
+                refined, report = await react_fill(
+                    Path(sub.workdir or "."),
+                    command,
+                    static,
+                    self._llm,
+                    repo=Path(sub.repo_root) if sub.repo_root and sub.workdir else None,
+                )
             if refined == static:
                 log.info("react found nothing to add", job_id=sub.job_id, calls=report.calls)
                 return

@@ -985,3 +985,53 @@ def test_a_registry_call_inside_data_parallel_is_counted(tmp_path: Path) -> None
     meta = extract_metadata(tmp_path, "python trainer.py --arch=resnet14")
     truth = nn.ModuleList([*(nn.Conv2d(16, 16, 3, padding=1) for _ in range(6)), nn.Linear(16, 10)])
     assert meta.params_millions == pytest.approx(sum(p.numel() for p in truth.parameters()) / 1e6, rel=5e-3)
+
+
+LIBRARY_IDIOMS = """
+import itertools
+import torch
+import torch.nn as nn
+
+
+class LoRALayer:
+    def __init__(self, r, alpha):
+        self.r = r
+        self.scaling = alpha / r
+
+
+class LoRALinear(nn.Linear, LoRALayer):
+    def __init__(self, fin, fout, r=4, alpha=8, **kw):
+        nn.Linear.__init__(self, fin, fout, **kw)
+        LoRALayer.__init__(self, r=r, alpha=alpha)
+        self.lora_A = nn.Parameter(self.weight.new_zeros((r, fin)))
+        self.lora_B = nn.Parameter(self.weight.new_zeros(fout, self.r))
+
+
+VOCABULARIES = {"atoms": list(range(1, 119)) + ["misc"], "charges": [-1, 0, 1]}
+
+
+def feature_dims():
+    return list(map(len, [VOCABULARIES["atoms"], VOCABULARIES["charges"]]))
+
+
+class Net(nn.Module):
+    def __init__(self, resolution=5, heads=3):
+        super().__init__()
+        self.embeddings = nn.ModuleList([nn.Embedding(d, 8) for d in feature_dims()])
+        points = list(itertools.product(range(resolution), range(resolution)))
+        self.attention_biases = nn.Parameter(torch.zeros(heads, len(points)))
+        self.proj = LoRALinear(8, 16, r=2)
+"""
+
+
+def test_library_idioms_base_inits_by_name_new_tensors_itertools_and_map_len(tmp_path: Path) -> None:
+    """LoRA's `nn.Linear.__init__(self, ...)` and `LoRALayer.__init__(self, ...)` (base classes initialised by name),
+    `self.weight.new_zeros(shape)`, `itertools.product` over ranges (LeViT's attention offsets) and
+    `map(len, vocabularies)` (OGB's feature sizes) are evaluated: the count equals torch's."""
+    (tmp_path / "model.py").write_text(LIBRARY_IDIOMS)
+    namespace_ = types.ModuleType("library_idioms")
+    exec(compile(LIBRARY_IDIOMS, "model.py", "exec"), namespace_.__dict__)  # noqa: S102 -- the test's own source
+    truth = sum(p.numel() for p in namespace_.Net().parameters())
+    call = ast.parse("Net()", mode="eval").body
+    assert isinstance(call, ast.Call)
+    assert ParamCounter(Workspace(tmp_path)).count_call(call, {}, "model.py") == truth

@@ -106,13 +106,13 @@ class Advisor:
         if self.sandbox is not None:
             self.sandbox.close()
 
-    def _extract(self, workdir: Path, command: str) -> Extracted:
+    def _extract(self, workdir: Path, command: str, repo: Path | None = None) -> Extracted:
         if self.sandbox is not None:
-            return self.sandbox.extract(workdir, command)
+            return self.sandbox.extract(workdir, command, repo)
         reads: dict[str, str] = {}
         cuts: list[str] = []
         budget = Budget(**{**asdict(self.budget), "started": time.monotonic()}) if self.budget else None
-        meta = extract_metadata(workdir, command, reads=reads, budget=budget, cuts=cuts)
+        meta = extract_metadata(workdir, command, reads=reads, budget=budget, cuts=cuts, repo=repo)
         return Extracted(meta, reads, cuts)
 
     @classmethod
@@ -146,13 +146,14 @@ class Advisor:
 
     def _metadata(self, sub: JobSubmitted, command: str) -> tuple[WorkloadMetadata, str, list[str], str | None]:
         workdir = str(Path(sub.workdir).resolve()) if sub.workdir else ""
-        entry, changed = self.versions.lookup(workdir, command, sub.git_commit or "")
+        repo = str(Path(sub.repo_root).resolve()) if sub.repo_root and workdir else ""
+        entry, changed = self.versions.lookup(workdir, command, sub.git_commit or "", repo)
         if entry is not None and not changed:
             return entry.metadata, "cache", [], None
         if not workdir:
             return WorkloadMetadata(num_gpus=sub.num_gpus or None), "unavailable", [], "the submission names no workdir"
         try:
-            got = self._extract(Path(workdir), command)
+            got = self._extract(Path(workdir), command, Path(repo) if repo else None)
         except WorkspaceError as exc:
             return WorkloadMetadata(num_gpus=sub.num_gpus or None), "unavailable", [], str(exc)
         fresh, reads = got.metadata, got.reads
@@ -162,7 +163,7 @@ class Advisor:
         if entry is not None:
             fresh, refreshed = merge(entry.metadata, fresh, changed, workdir)
             path = "cache+refresh"
-        self.versions.store(workdir, command, sub.git_commit or "", reads, fresh)
+        self.versions.store(workdir, command, sub.git_commit or "", reads, fresh, repo)
         return fresh, path, refreshed, cut
 
     def advise(

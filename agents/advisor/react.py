@@ -192,6 +192,7 @@ async def react_fill(
     samples: int = 3,
     max_turns: int = 6,
     temperature: float = 0.7,
+    repo: Path | None = None,
 ) -> tuple[WorkloadMetadata, ReactReport]:
     """``meta`` with the open fields the agent found and proved; the report says how (path ``react``)."""
     wanted = [f for f in OPEN_FIELDS if getattr(meta, f) is None]
@@ -200,7 +201,7 @@ async def react_fill(
     report = ReactReport(fields=wanted, samples=samples)
     if not wanted:
         return meta, report
-    ws = Workspace(workdir)
+    ws = Workspace(workdir, boundary=repo)
     before = llm.stats.as_dict()
     t0 = time.monotonic()
     results = await asyncio.gather(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -60,7 +61,8 @@ def merge(
 
     Returns the merged metadata and the names of the fields that were taken from ``fresh``.
     """
-    changed_rel = {c.removeprefix(workdir.rstrip("/") + "/") for c in changed}
+    # as provenance names them: relative to the working directory (``../pkg/model.py`` in the job's repository)
+    changed_rel = {os.path.relpath(c, workdir) if Path(c).is_absolute() else c for c in changed}
     data = cached.model_dump()
     fresh_data = fresh.model_dump()
     refreshed = []
@@ -107,28 +109,38 @@ class VersionCache:
                 self._entries.popitem(last=False)
 
     @staticmethod
-    def key(workdir: str, command: str) -> str:
-        """The cache key of a job's code location and command."""
-        return hashlib.sha1(f"{workdir}\0{' '.join(command.split())}".encode(), usedforsecurity=False).hexdigest()
+    def key(workdir: str, command: str, repo: str = "") -> str:
+        """The cache key of a job's code location (working directory, and the repository root read around it)
+        and command."""
+        where = f"{workdir}\0{repo}" if repo else workdir
+        return hashlib.sha1(f"{where}\0{' '.join(command.split())}".encode(), usedforsecurity=False).hexdigest()
 
-    def lookup(self, workdir: str, command: str, git_commit: str = "") -> tuple[CacheEntry | None, set[str]]:
+    def lookup(
+        self, workdir: str, command: str, git_commit: str = "", repo: str = ""
+    ) -> tuple[CacheEntry | None, set[str]]:
         """The cached entry and the set of its files that changed since (empty: reusable as is)."""
         with self._lock:
-            entry = self._entries.get(self.key(workdir, command))
+            entry = self._entries.get(self.key(workdir, command, repo))
             if entry is not None:
                 self._entries.move_to_end(entry.key)
         if entry is None:
             return None, set()
-        changed = {p for p, h in entry.files.items() if _sha1(p, self.max_file_bytes, workdir) != h}
+        changed = {p for p, h in entry.files.items() if _sha1(p, self.max_file_bytes, repo or workdir) != h}
         if git_commit and entry.git_commit and git_commit != entry.git_commit and not changed:
             changed = {"<git commit>"}  # a new commit that touched none of our files: still re-check
         return entry, changed
 
     def store(
-        self, workdir: str, command: str, git_commit: str, files: dict[str, str], metadata: WorkloadMetadata
+        self,
+        workdir: str,
+        command: str,
+        git_commit: str,
+        files: dict[str, str],
+        metadata: WorkloadMetadata,
+        repo: str = "",
     ) -> None:
         """Remember the metadata of this repository state (appended to the cache file)."""
-        entry = CacheEntry(self.key(workdir, command), git_commit, dict(files), metadata)
+        entry = CacheEntry(self.key(workdir, command, repo), git_commit, dict(files), metadata)
         with self._lock:
             self._entries[entry.key] = entry
             self._entries.move_to_end(entry.key)

@@ -18,6 +18,7 @@ from schedmate.schemas.exceptions import SchedMateError
 
 __all__ = [
     "JSON_OPTION",
+    "REPO_ROOT_HELP",
     "app",
     "bench_app",
     "eval_app",
@@ -51,6 +52,10 @@ for _sub, _name in ((eval_app, "eval"), (llm_app, "llm"), (logs_app, "logs"), (s
     app.add_typer(_sub, name=_name)
 
 JSON_OPTION = typer.Option("--json", help="Print one JSON object.")
+REPO_ROOT_HELP = (
+    "Root of the job's repository around the working directory: the Advisor also reads the job's own package there "
+    "(a job run from examples/x/). Default: reads stay inside the working directory."
+)
 
 
 def settings(quiet: bool = False) -> Settings:

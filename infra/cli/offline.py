@@ -10,7 +10,15 @@ from typing import Annotated
 
 import typer
 
-from schedmate.infra.cli._common import JSON_OPTION, app, fail, print_fields, run_async, settings
+from schedmate.infra.cli._common import (
+    JSON_OPTION,
+    REPO_ROOT_HELP,
+    app,
+    fail,
+    print_fields,
+    run_async,
+    settings,
+)
 from schedmate.infra.exceptions import ConfigError
 from schedmate.schemas.exceptions import SchedMateError
 from schedmate.schemas.jobs_metadata import WorkloadMetadata
@@ -19,7 +27,7 @@ __all__ = ["advise", "diagnose", "metrics"]
 
 
 def _react_refiner(
-    s: object, workdir: Path, command: str, reports: list[dict[str, object]]
+    s: object, workdir: Path, command: str, reports: list[dict[str, object]], repo: Path | None = None
 ) -> Callable[[WorkloadMetadata], WorkloadMetadata] | None:
     """The ReAct agent as the advisor's refine step, when an LLM is configured (its report lands in ``reports``)."""
     from schedmate.agents.advisor.react import react_fill  # noqa: PLC0415
@@ -34,7 +42,7 @@ def _react_refiner(
             if client is None:  # pragma: no cover - checked above
                 return meta
             try:
-                refined, report = await react_fill(workdir, command, meta, client)
+                refined, report = await react_fill(workdir, command, meta, client, repo=repo)
             finally:
                 await client.close()
             reports.append(report.as_dict())
@@ -90,6 +98,7 @@ def diagnose(
 def advise(
     ctx: typer.Context,
     workdir: Annotated[Path, typer.Option(help="The job's working directory (read, never run or written).")] = Path(),
+    repo_root: Annotated[Path | None, typer.Option(help=REPO_ROOT_HELP)] = None,
     as_json: Annotated[bool, JSON_OPTION] = False,
     user: Annotated[str, typer.Option(help="Submitting user (default: $USER).")] = "",
     name: Annotated[str, typer.Option(help="Job name, as the scheduler knows it.")] = "",
@@ -113,10 +122,11 @@ def advise(
     try:
         advisor = Advisor.from_settings(s)
         sub = JobSubmitted(job_id=job_id or new_job_id("advise"), user=user or os.environ.get("USER", ""), name=name,
-                           command=list(ctx.args), workdir=str(workdir), num_gpus=gpus, cluster=cluster)  # fmt: skip
+                           command=list(ctx.args), workdir=str(workdir), num_gpus=gpus, cluster=cluster,
+                           repo_root=str(repo_root) if repo_root else "")  # fmt: skip
         advisor.warm_up()  # model load and history views: process start-up, not advisor latency
         reports: list[dict[str, object]] = []
-        refine = _react_refiner(s, workdir, " ".join(ctx.args), reports) if react else None
+        refine = _react_refiner(s, workdir, " ".join(ctx.args), reports, repo_root) if react else None
         try:
             out = advisor.advise(sub, record=record, refine=refine).as_dict()
         finally:

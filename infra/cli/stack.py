@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from schedmate.infra.cli._common import app, fail, llm_app, logs_app, run_async, settings
+from schedmate.infra.cli._common import REPO_ROOT_HELP, app, fail, llm_app, logs_app, run_async, settings
 from schedmate.schemas.exceptions import SchedMateError
 
 __all__ = ["demo", "llm_serve", "logs_push", "logs_tail", "nvml", "run", "up", "watch", "worker"]
@@ -63,6 +63,7 @@ def watch(
 def run(
     ctx: typer.Context,
     workdir: Annotated[Path, typer.Option(help="Working directory of the job.")] = Path(),
+    repo_root: Annotated[Path | None, typer.Option(help=REPO_ROOT_HELP)] = None,
     job_id: Annotated[str | None, typer.Option(help="Job id (default: a fresh one).")] = None,
     name: Annotated[str, typer.Option(help="Job name.")] = "",
     gpus: Annotated[int, typer.Option(help="GPUs the job asks for.")] = 0,
@@ -78,7 +79,7 @@ def run(
     async def _go() -> int:
         async with Publisher(s) as pub:
             jid, rc = await run_job(pub, command, workdir, job_id, name=name, num_gpus=gpus,
-                                    echo=None if quiet else sys.stdout)  # fmt: skip
+                                    echo=None if quiet else sys.stdout, repo_root=repo_root)  # fmt: skip
             typer.secho(f"job {jid} exited with {rc}", err=True)
             return rc
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,7 @@ from schedmate.agents.ml.llm import LLMClient
 from schedmate.infra.settings import Settings
 from schedmate.schemas.jobs_metadata import WorkloadMetadata
 
-__all__ = ["FIELDS", "evaluate_advise", "field_right"]
+__all__ = ["FIELDS", "evaluate_advise", "field_right", "repository"]
 
 FIELDS = ("model_name", "model_type", "task", "params_millions", "dataset", "batch_size_per_device",
           "global_batch_size", "epochs", "max_steps", "learning_rate", "precision", "framework", "distributed",
@@ -51,11 +51,20 @@ def field_right(field: str, got: Any, want: Any) -> bool:
     return bool(got == want)
 
 
+def repository(root: Path, record: dict[str, Any]) -> Path | None:
+    """The root of a record's repository: its ``repo_root`` (relative to ``root``) if it names one, else the
+    exported repository its ``workdir`` lies in (``repos/<short>/<sub-folder>``, ../shared/eval/README.md)."""
+    if record.get("repo_root"):
+        return root / str(record["repo_root"])
+    parts = PurePosixPath(str(record.get("workdir", ""))).parts
+    return root / parts[0] / parts[1] if len(parts) >= 2 and parts[0] == "repos" else None
+
+
 async def _react_all(
-    llm: LLMClient, jobs: list[tuple[Path, str, WorkloadMetadata]]
+    llm: LLMClient, jobs: list[tuple[Path, str, WorkloadMetadata, Path | None]]
 ) -> list[tuple[WorkloadMetadata, Any]]:
     try:
-        return [await react_fill(workdir, command, meta, llm) for workdir, command, meta in jobs]
+        return [await react_fill(workdir, command, meta, llm, repo=repo) for workdir, command, meta, repo in jobs]
     finally:
         await llm.close()  # its connections belong to this loop
 
@@ -71,10 +80,16 @@ def evaluate_advise(
     per: dict[str, list[int]] = {f: [0, 0] for f in FIELDS}
     paths: dict[str, dict[str, int]] = {f: {} for f in FIELDS}
     results, metas, react = [], {}, []
-    static = [extract_metadata(root / r["workdir"], r["command"]) for r in records]
+    static = [extract_metadata(root / r["workdir"], r["command"], repo=repository(root, r)) for r in records]
     if llm is not None:  # one event loop for every job: the client's connection pool and limits belong to it
         filled = asyncio.run(
-            _react_all(llm, [(root / r["workdir"], r["command"], m) for r, m in zip(records, static, strict=True)])
+            _react_all(
+                llm,
+                [
+                    (root / r["workdir"], r["command"], m, repository(root, r))
+                    for r, m in zip(records, static, strict=True)
+                ],
+            )
         )
         static = [m for m, _ in filled]
         react = [{"id": r["id"], **report.as_dict()} for r, (_, report) in zip(records, filled, strict=True)]

@@ -111,7 +111,7 @@ _BUILTINS: Final[dict[str, Callable[..., Any]]] = {
     "getattr": _getattr, "hasattr": lambda o, n: _getattr(o, n, _MISSING) is not _MISSING,
     "type": lambda v: type(v) if isinstance(v, _PLAIN) else UNKNOWN, "set": set, "sorted": sorted, "all": all,
     "any": any,
-    "map": lambda f, xs: [f(x) for x in xs] if f in (int, float, str) else _UNKNOWN_MAP,
+    "map": lambda f, xs: [f(x) for x in xs] if f in (int, float, str, len, abs) else _UNKNOWN_MAP,
 }  # fmt: skip
 
 
@@ -127,6 +127,24 @@ _HOUSEKEEPING: Final = re.compile(r"init|weight|reset|freeze|load|apply|print|lo
 
 _FILE_FORMATS: Final = frozenset({"yaml", "json", "toml", "tomllib", "ruamel_yaml", "OmegaConf"})
 _LOADS: Final = frozenset({"load", "safe_load", "full_load"})
+_ITERTOOLS: Final[dict[str, Callable[..., Any]]] = {
+    "product": itertools.product, "chain": itertools.chain, "combinations": itertools.combinations,
+    "combinations_with_replacement": itertools.combinations_with_replacement,
+    "permutations": itertools.permutations, "accumulate": itertools.accumulate,
+}  # fmt: skip
+
+
+def _itertools(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``list(itertools.product(range(r), range(r)))``: the standard library's combinators over known sequences,
+    bounded at ``_MAX_ITEMS`` results (a pair grid of attention offsets, LeViT's ``points``); UNKNOWN otherwise."""
+    if name not in _ITERTOOLS or not args or not all(isinstance(a, list | tuple | range | str) for a in args):
+        return UNKNOWN
+    if any(v is UNKNOWN for v in kwargs.values()) or set(kwargs) - {"repeat", "r", "initial"}:
+        return UNKNOWN
+    items = list(itertools.islice(_ITERTOOLS[name](*args, **kwargs), _MAX_ITEMS + 1))
+    return items if len(items) <= _MAX_ITEMS else UNKNOWN
+
+
 _MATH: Final[dict[str, Callable[..., Any]]] = {
     "log": math.log, "log2": math.log2, "sqrt": math.sqrt, "ceil": math.ceil, "floor": math.floor, "gcd": math.gcd,
 }  # fmt: skip
@@ -144,6 +162,7 @@ def is_number(v: Any) -> bool:
 
 _RETURNS_SELF: Final = frozenset({"cuda", "to", "cpu", "half", "float", "double", "bfloat16", "train", "eval",
                                    "requires_grad_", "to_empty"})  # fmt: skip
+_NEW_TENSOR: Final = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})  # a tensor shaped like its args
 _DATA_TYPES: Final = frozenset({"Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "Variable", "Path"})
 _RAISED: Final = ("Error", "Exception", "Warning")  # `raise RuntimeError(...)` builds no layer
 _GROWS: Final = frozenset({"append", "extend", "insert", "add_module", "register_parameter", "update", "setattr"})
@@ -366,6 +385,10 @@ class Evaluator:
     def _super_init(self, env: dict[str, Any], args: list[Any], kwargs: dict[str, Any], file: str) -> Any:
         """``super().__init__(...)`` inside the class being built."""
         raise NotImplementedError
+
+    def _named_base_init(self, base: str, this: Obj, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """``nn.Linear.__init__(self, ...)``: a library base class initialised by name (LoRA's layers)."""
+        return None
 
     def _layer(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """A call to something outside the workspace (``nn.Linear(...)``, ``torch.zeros(...)``)."""
@@ -613,9 +636,16 @@ class Evaluator:
         if isinstance(node, ast.Name):
             if node.id in env:
                 return env[node.id]
-            return {"True": True, "False": False, "None": None, "int": int, "float": float, "str": str}.get(
-                node.id, UNKNOWN
-            )  # (`map(int, spec.split("-"))`)
+            return {
+                "True": True,
+                "False": False,
+                "None": None,
+                "int": int,
+                "float": float,
+                "str": str,
+                "len": len,
+                "abs": abs,
+            }.get(node.id, UNKNOWN)  # (`map(int, spec.split("-"))`, `map(len, vocabularies)`)
         if isinstance(node, ast.Attribute):
             obj = self._expr(node.value, env, file)
             if isinstance(obj, Obj):
@@ -823,6 +853,12 @@ class Evaluator:
             if name == "__init__" and isinstance(fn.value, ast.Call) and getattr(fn.value.func, "id", "") == "super":
                 return self._super_init(env, args, kwargs, file)
             target = self._expr(fn.value, env, file)
+            if name == "__init__" and _is_ext(target) and args and isinstance(args[0], Obj):
+                return self._named_base_init(str(target[1]).rsplit(".", 1)[-1], args[0], args[1:], kwargs)
+            if name in _NEW_TENSOR and isinstance(target, Layer | Tensor | Weight) and args:
+                shape = args[0] if len(args) == 1 or name == "new_full" else args
+                sizes = list(shape) if isinstance(shape, list | tuple) else [shape]  # `w.new_zeros((r, n))`
+                return Tensor(math.prod(sizes)) if sizes and all(is_number(s) for s in sizes) else UNKNOWN
             if name in ("parse_args", "parse_known_args") and self.parsed_settings is not None:
                 parsed = Obj(attrs=dict(self.parsed_settings.attrs))  # `opt = parse_opts()`, then `opt.x = 3`
                 return parsed if name == "parse_args" else (parsed, [])
@@ -860,6 +896,8 @@ class Evaluator:
                 and all(isinstance(a, str) for a in args)
             ):
                 return posixpath.join(*args)
+            if target == ("ext", "itertools"):
+                return _itertools(name, args, kwargs)
             if target == ("ext", "math") and name in _MATH and args and all(is_number(a) for a in args):
                 try:  # `int(math.log(scale, 2))` upsampling stages, `math.sqrt(dim)`
                     return _MATH[name](*args)
@@ -895,6 +933,8 @@ class Evaluator:
                         return self._invoke(static, args, kwargs)
                     if "classmethod" in kinds:
                         return self._invoke(static, [target, *args], kwargs)
+                    if args and isinstance(args[0], Obj):  # `LoRALayer.__init__(self, r=r)`: a method called on
+                        return self._invoke(static, args, kwargs)  # an instance through its class
                 if static is not None and isinstance(static[1], ast.Assign):  # `cfg.base(...)`, `base = WideResNet`:
                     held = self._expr(fn, env, file)  # a class attribute that holds a class or function
                     if isinstance(held, tuple) and len(held) == 3 and held[0] == "def":
@@ -933,6 +973,9 @@ class Evaluator:
                 return ("partial", args[0], tuple(args[1:]), tuple(kwargs.items()))
             if _is_partial(callee):  # `norm_layer(embed_dim)`
                 return self._call_value(callee, args, kwargs, file)
+            if isinstance(callee, tuple) and _is_ext(callee) and str(callee[1]).startswith("itertools."):
+                # `from itertools import product`
+                return _itertools(str(callee[1]).rsplit(".", 1)[-1], args, kwargs)
             if name == "open" and callee is None and args:
                 return self._open(args, kwargs)
             if callee == ("ext", "ast.literal_eval") and len(args) == 1 and isinstance(args[0], str):

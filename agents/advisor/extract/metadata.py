@@ -624,8 +624,10 @@ def extract_metadata(
     reads: dict[str, str] | None = None,
     budget: Budget | None = None,
     cuts: list[str] | None = None,
+    repo: Path | None = None,
 ) -> WorkloadMetadata:
-    """The static pass over ``workdir`` for ``command``; ``reads`` collects real path → sha1 of every file read.
+    """The static pass over ``workdir`` for ``command``; ``reads`` collects real path → sha1 of every file read;
+    ``repo``: the root of the job's repository around ``workdir`` (its own package there is read too), or None.
 
     Runs under ``budget`` (default: :class:`Budget`'s). A step that fails on the job's files or runs out of
     budget is skipped and noted in ``cuts``; the metadata holds what the other steps found.
@@ -633,7 +635,7 @@ def extract_metadata(
     cuts = cuts if cuts is not None else []
     st = _Stages(cuts)
     with spending(budget or Budget()):
-        root = Workspace(workdir, reads=reads)
+        root = Workspace(workdir, reads=reads, boundary=repo)
         ws, launch = root, Launch()
         with st.step("command"):
             launch = parse_command(command)

@@ -505,6 +505,18 @@ class ParamCounter(Evaluator):
         self._function_body(init.body, benv, base[2])
         return None
 
+    def _named_base_init(self, base: str, this: Obj, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """``nn.Linear.__init__(self, in_features, out_features)`` in a class that extends the torch layer: the layer's
+        parameters, as ``super().__init__`` would create them."""
+        try:
+            value, params = torch_call(base, list(args), dict(kwargs))
+        except _SLICE_ERRORS:
+            return None
+        if isinstance(value, Layer):
+            self._total += params
+            this.attrs.setdefault("weight", value)  # the layer's own parameters, reachable from the instance
+        return None
+
     def _library_base_init(
         self, node: ast.ClassDef, env: dict[str, Any], args: list[Any], kwargs: dict[str, Any]
     ) -> None:

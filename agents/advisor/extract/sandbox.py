@@ -48,11 +48,14 @@ def _serve(conn: Connection, memory_bytes: int) -> None:  # runs in the child
             request = conn.recv()
         except (EOFError, OSError):
             return
-        workdir, command, budget = request
+        workdir, command, budget, repo = request
         reads: dict[str, str] = {}
         cuts: list[str] = []
         try:
-            meta = extract_metadata(Path(workdir), command, reads=reads, budget=Budget(**budget), cuts=cuts)
+            repo_root = Path(repo) if repo else None
+            meta = extract_metadata(
+                Path(workdir), command, reads=reads, budget=Budget(**budget), cuts=cuts, repo=repo_root
+            )
             reply: tuple[str, Any, Any, Any] = ("ok", meta.model_dump_json(), reads, cuts)
         except WorkspaceError as exc:
             reply = ("workspace", str(exc), None, None)
@@ -119,11 +122,12 @@ class ExtractionSandbox:
             child.conn.close()
         return self._spawn()
 
-    def extract(self, workdir: Path, command: str) -> Extracted:
-        """Metadata of ``command`` run from ``workdir``; raises :class:`WorkspaceError` if the folder is unusable."""
+    def extract(self, workdir: Path, command: str, repo: Path | None = None) -> Extracted:
+        """Metadata of ``command`` run from ``workdir`` (reading up to ``repo``, the job's repository root, if
+        given); raises :class:`WorkspaceError` if the folder is unusable."""
         child = self._take()
         try:
-            child.conn.send((str(workdir), command, _budget_args(self.budget)))
+            child.conn.send((str(workdir), command, _budget_args(self.budget), str(repo) if repo else ""))
             if not child.conn.poll(self.deadline_s):
                 self.killed += 1
                 child = self._replace(child)

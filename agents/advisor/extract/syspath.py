@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 
 from schedmate.agents.advisor.extract.syntax import parse, walk
 from schedmate.agents.advisor.extract.workspace import Workspace
+from schedmate.agents.exceptions import WorkspaceError
 
 __all__ = ["sys_path_roots"]
 
@@ -38,7 +39,15 @@ def sys_path_roots(ws: Workspace, script: str) -> list[str]:
         module = tree if file == script else _tree(ws, file)
         if module is not None:
             roots += [r for r in _added(module, file) if r not in roots]
-    return roots
+    return [r for r in roots if _folder_within(ws, r)]
+
+
+def _folder_within(ws: Workspace, rel: str) -> bool:
+    """Whether ``rel`` is a folder the workspace may read (inside its boundary: the job's repository, if named)."""
+    try:
+        return ws.resolve(rel or ".").is_dir()
+    except WorkspaceError:
+        return False
 
 
 def _tree(ws: Workspace, file: str, *, needs_sys_path: bool = True) -> ast.Module | None:
@@ -128,14 +137,13 @@ def _path(node: ast.expr, env: dict[str, PurePosixPath], file: str, depth: int =
 
 
 def _inside(path: PurePosixPath) -> str | None:
-    """``path`` with ``.`` and ``..`` folded, if it stays inside the workspace root."""
+    """``path`` with ``.`` and ``..`` folded (leading ``..`` kept: the job's repository above its working directory,
+    which the workspace's boundary admits or refuses), or None for an absolute path."""
     if path.is_absolute():
         return None
     parts: list[str] = []
     for part in path.parts:
-        if part == "..":
-            if not parts:
-                return None
+        if part == ".." and parts and parts[-1] != "..":
             parts.pop()
         elif part not in (".", ""):
             parts.append(part)

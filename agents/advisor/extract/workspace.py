@@ -1,9 +1,11 @@
-"""Read-only access to a job's working directory, confined to it.
+"""Read-only access to a job's working directory, confined to it (or to the job's repository around it).
 
-Users' code is read, never executed or written. Paths are resolved and must stay inside the
-root (no ``..``, no absolute paths, no symlink pointing outside); files over the size cap and
-binary files are refused; directory walks skip symlinked directories, hidden folders and
-virtual environments and stop at a file-count cap.
+Users' code is read, never executed or written. Paths are relative to the working directory and must
+resolve inside the boundary: the working directory itself, or the root of the job's repository when the
+submission names one that contains the working directory (a job run from ``examples/x/`` imports the
+package at its repository's root). No absolute paths, no ``..`` past the boundary, no symlink pointing
+outside; files over the size cap and binary files are refused; directory walks cover the working directory
+only, skip symlinked directories, hidden folders and virtual environments and stop at a file-count cap.
 """
 
 from __future__ import annotations
@@ -58,10 +60,15 @@ def read_regular_file(path: Path | str, limit: int) -> bytes:
 
 
 class Workspace:
-    """A confined, read-only view of ``root``."""
+    """A confined, read-only view of ``root`` (paths relative to it), readable up to ``boundary``."""
 
     def __init__(
-        self, root: Path, max_file_bytes: int = 1_000_000, max_files: int = 5_000, reads: dict[str, str] | None = None
+        self,
+        root: Path,
+        max_file_bytes: int = 1_000_000,
+        max_files: int = 5_000,
+        reads: dict[str, str] | None = None,
+        boundary: Path | None = None,
     ) -> None:
         try:
             self.root = root.resolve(strict=True)
@@ -69,6 +76,23 @@ class Workspace:
             raise WorkspaceError(f"working directory {root} does not exist or cannot be resolved") from exc
         if not self.root.is_dir():
             raise WorkspaceError(f"working directory {root} is not a directory")
+        self.boundary = self.root
+        if boundary is not None:
+            try:
+                self.boundary = boundary.resolve(strict=True)
+            except (OSError, RuntimeError) as exc:
+                raise WorkspaceError(f"repository root {boundary} does not exist or cannot be resolved") from exc
+            if self.boundary != self.root and self.boundary not in self.root.parents:
+                raise WorkspaceError(
+                    f"working directory {root} is not inside the repository root {boundary}: name the repository "
+                    "that holds the working directory, or none"
+                )
+        # the repository root as seen from the working directory (``../..``), where an installed package lives
+        self.up: PurePosixPath | None = (
+            PurePosixPath(*([".."] * len(self.root.relative_to(self.boundary).parts)))
+            if self.boundary != self.root
+            else None
+        )
         self.max_file_bytes = max_file_bytes
         self.max_files = max_files
         self.reads = reads if reads is not None else {}  # real path → sha1 of every file read (version manager)
@@ -104,8 +128,9 @@ class Workspace:
             real = (self.root / rel_path).resolve(strict=True)
         except (OSError, RuntimeError):
             return WorkspaceError(f"{rel}: no such file in the job's working directory")
-        if real != self.root and self.root not in real.parents:
-            return WorkspaceError(f"{rel}: resolves outside the job's working directory")
+        if real != self.boundary and self.boundary not in real.parents:
+            where = "working directory" if self.up is None else "repository"
+            return WorkspaceError(f"{rel}: resolves outside the job's {where}")
         return real
 
     def exists(self, rel: str | Path) -> bool:
@@ -152,6 +177,8 @@ class Workspace:
         roots = (
             [base] if level else [base, PurePosixPath(), PurePosixPath("src"), *map(PurePosixPath, self.import_roots)]
         )
+        if not level and self.up is not None:  # the job's repository installs its own package (`pip install -e .`)
+            roots += [self.up, self.up / "src"]
         if level > 1:
             roots = [base.parents[level - 2]] if len(base.parents) >= level - 1 else []
         for root in roots:
@@ -167,7 +194,7 @@ class Workspace:
 
     def sub(self, rel: str) -> Workspace:
         """A workspace for a folder inside this one, recording reads in the same place."""
-        return Workspace(self.resolve(rel), self.max_file_bytes, self.max_files, self.reads)
+        return Workspace(self.resolve(rel), self.max_file_bytes, self.max_files, self.reads, self.boundary)
 
     def files(self, suffixes: tuple[str, ...] = TEXT_SUFFIXES) -> Iterator[str]:
         """Relative paths of text files of interest (bounded walk, no symlinked dirs)."""
