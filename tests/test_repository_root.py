@@ -157,3 +157,53 @@ def test_the_eval_harness_takes_the_repository_from_the_documented_layout(tmp_pa
     assert repository(tmp_path, {"workdir": "repos/nanogpt"}) == tmp_path / "repos" / "nanogpt"
     assert repository(tmp_path, {"workdir": "jobs/x", "repo_root": "jobs"}) == tmp_path / "jobs"
     assert repository(tmp_path, {"workdir": "x"}) is None
+
+
+_SPAWNING = {
+    "main.py": (
+        "import argparse\nimport torch\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader\n\n"
+        "p = argparse.ArgumentParser()\n"
+        "p.add_argument('--batch_size', type=int, default=8)\n"
+        "p.add_argument('--gen_lr', type=float, default=0.1)\n"
+        "p.add_argument('--hidden', type=int, default=16)\n"
+        "opt = p.parse_args()\n"
+        "gen = nn.LSTM(opt.hidden, opt.hidden)\n"
+        "optimizer = torch.optim.Adam(gen.parameters(), lr=opt.gen_lr)\n"
+        "loader = DataLoader(None, batch_size=opt.batch_size)\n"
+    ),
+    "run/run_gan.py": (
+        "import sys\nfrom subprocess import call\n\n"
+        "if len(sys.argv) > 1:\n    job_id = int(sys.argv[1])\nelse:\n    job_id = 0\n"
+        "executable = 'python'\nrootdir = '../'\n"
+        "batch_size = [64, 32]\nhidden = 32\n"
+        "args = ['--batch_size', batch_size[job_id], '--gen_lr', 0.01, '--hidden', hidden]\n"
+        "args = list(map(str, args))\n"
+        "call([executable, 'main.py'] + args, cwd=rootdir)\n"
+    ),
+    "run/sweep.py": (
+        "import argparse\nimport os\n\n"
+        "def run_one(args):\n"
+        "    cmd = 'cd .. && python main.py --batch_size %d --gen_lr %s' % (args.bs, args.lr)\n"
+        "    os.system(cmd)\n\n"
+        "if __name__ == '__main__':\n"
+        "    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument('--bs', type=int, default=4)\n"
+        "    parser.add_argument('--lr', type=float, default=0.5)\n"
+        "    run_one(parser.parse_args())\n"
+    ),
+}
+
+
+def test_a_python_launcher_is_followed_to_the_command_it_would_start(tmp_path: Path) -> None:
+    """``subprocess.call([python, 'main.py', *args], cwd='../')`` built from the launcher's own lists and
+    ``sys.argv`` (TextGAN's run files), and ``os.system('cd .. && python main.py …' % (args.bs, args.lr))`` in a
+    function its ``__main__`` block calls with its argparse settings: the started script's use sites answer, with the
+    launcher's values. Nothing is run; the folder above needs the repository root."""
+    root = write(tmp_path / "gan", _SPAWNING)
+    meta = extract_metadata(root / "run", "python run_gan.py 1", repo=root)
+    assert (meta.batch_size_per_device, meta.learning_rate) == (32, pytest.approx(0.01))
+    assert meta.params_millions == pytest.approx(8 * 32 * 32 / 1e6 + 8 * 32 / 1e6, abs=1e-3)  # LSTM(32, 32)
+    swept = extract_metadata(root / "run", "python sweep.py --bs 12", repo=root)
+    assert (swept.batch_size_per_device, swept.learning_rate) == (12, pytest.approx(0.5))
+    confined = extract_metadata(root / "run", "python run_gan.py 1")  # `../` is outside the working directory
+    assert confined.batch_size_per_device is None

@@ -27,7 +27,7 @@ from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, 
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
 
-__all__ = ["Callee", "Evaluator", "builds_nothing", "is_config_singleton", "is_module_value", "is_number"]
+__all__ = ["SPAWNS", "Callee", "Evaluator", "builds_nothing", "is_config_singleton", "is_module_value", "is_number"]
 
 # ("def", class or function node, file), ("module", file or None) or ("ext", dotted name)
 Callee = tuple[str, Any, str]
@@ -155,6 +155,13 @@ def _is_property(fn: ast.FunctionDef) -> bool:
     return bool(last_names(fn.decorator_list) & {"property", "cached_property"})
 
 
+def _members_of(value: Any) -> list[Any]:
+    """The values a ``%`` format takes from ``value``: a tuple's items, a dict's values, or the value itself."""
+    if isinstance(value, tuple):
+        return list(value)
+    return list(value.values()) if isinstance(value, dict) else [value]
+
+
 def is_number(v: Any) -> bool:
     """A finite-looking int or float, not a bool."""
     return isinstance(v, int | float) and not isinstance(v, bool) and abs(v) < 1e300
@@ -162,6 +169,16 @@ def is_number(v: Any) -> bool:
 
 _RETURNS_SELF: Final = frozenset({"cuda", "to", "cpu", "half", "float", "double", "bfloat16", "train", "eval",
                                    "requires_grad_", "to_empty"})  # fmt: skip
+SPAWNS: Final = frozenset(
+    {
+        "subprocess.call",
+        "subprocess.run",
+        "subprocess.Popen",
+        "subprocess.check_call",
+        "subprocess.check_output",
+        "os.system",
+    }
+)  # fmt: skip  (calls that start another process: recorded while a launcher script is evaluated, never made)
 _NEW_TENSOR: Final = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})  # a tensor shaped like its args
 _DATA_TYPES: Final = frozenset({"Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "Variable", "Path"})
 _RAISED: Final = ("Error", "Exception", "Warning")  # `raise RuntimeError(...)` builds no layer
@@ -343,6 +360,8 @@ class Evaluator:
         self.out_of_share = False  # stopped at its share of the extraction's budget
         self.cuts: list[str] = []  # why evaluation stopped early (recursion, the step budget, its share of the budget)
         self.parsed_settings: Obj | None = None  # what `parser.parse_args()` returns: the job's merged settings
+        self.argv: list[str] | None = None  # `sys.argv` of the script evaluated as `__main__` (None: not known)
+        self.spawned: list[tuple[str, list[Any], dict[str, Any]]] = []  # processes that script would start
 
     # --- hooks ------------------------------------------------------------------------------------
     def _module(self, file: str) -> tuple[ast.Module, dict[str, Any]]:
@@ -619,6 +638,8 @@ class Evaluator:
                 return UNKNOWN  # no [0] * 10**9
         if op is ast.Add and isinstance(a, list | tuple | str) and isinstance(b, list | tuple | str):
             self._check_size(len(a) + len(b), "sequence built by +")
+        if op is ast.Mod and isinstance(a, str) and any(not isinstance(x, _PLAIN) for x in _members_of(b)):
+            return UNKNOWN  # `'%s %d' % (task, gpu)` with a value not known: no "UNKNOWN" inside a string
         try:
             out = _BIN[op](a, b)
         except (TypeError, ValueError, ArithmeticError):
@@ -663,6 +684,8 @@ class Evaluator:
                 return dict(self._module(obj[1])[1])  # `resnet.__dict__[args.arch]`: the module's names
             if _is_module(obj) and obj[1]:  # a package's submodule is its attribute too (`network.modeling`)
                 return self._module_attr(obj, node.attr, UNKNOWN)
+            if obj == ("ext", "sys") and self.argv is not None and node.attr in ("argv", "executable"):
+                return list(self.argv) if node.attr == "argv" else "python"  # the command line the job was given
             if isinstance(obj, tuple) and obj and obj[0] == "ext":
                 return ("ext", f"{obj[1]}.{node.attr}")
             if isinstance(obj, dict) and node.attr in obj:
@@ -853,6 +876,9 @@ class Evaluator:
             if name == "__init__" and isinstance(fn.value, ast.Call) and getattr(fn.value.func, "id", "") == "super":
                 return self._super_init(env, args, kwargs, file)
             target = self._expr(fn.value, env, file)
+            if self.argv is not None and _is_ext(target) and f"{target[1]}.{name}" in SPAWNS:
+                self.spawned.append((f"{target[1]}.{name}", args, kwargs))  # `subprocess.call([...], cwd=...)`
+                return UNKNOWN
             if name == "__init__" and _is_ext(target) and args and isinstance(args[0], Obj):
                 return self._named_base_init(str(target[1]).rsplit(".", 1)[-1], args[0], args[1:], kwargs)
             if name in _NEW_TENSOR and isinstance(target, Layer | Tensor | Weight) and args:
@@ -963,6 +989,9 @@ class Evaluator:
             callee = env.get(name)
             if isinstance(callee, tuple) and callee and callee[0] == "def":
                 return self._invoke(callee, args, kwargs)
+            if self.argv is not None and isinstance(callee, tuple) and _is_ext(callee) and callee[1] in SPAWNS:
+                self.spawned.append((str(callee[1]), args, kwargs))  # `from subprocess import call`
+                return UNKNOWN
             if _is_lambda(callee):  # `norm(depth, momentum)` with `norm=self.norm` handed in
                 return self._call_lambda(callee, args, kwargs)
             if callee is UNKNOWN and name in env:

@@ -24,6 +24,7 @@ from schedmate.agents.advisor.extract.collect import Extraction, collect_setting
 from schedmate.agents.advisor.extract.config_sources import Value
 from schedmate.agents.advisor.extract.entry import follow_entry, follow_process_launcher
 from schedmate.agents.advisor.extract.launch import Launch, follow_shell_script, parse_command, small_count
+from schedmate.agents.advisor.extract.spawn import spawned_command
 from schedmate.agents.advisor.extract.syntax import parse, walk
 from schedmate.agents.advisor.extract.workload import WorkloadIdentity, identify_workload
 from schedmate.agents.advisor.extract.workspace import Workspace
@@ -106,6 +107,11 @@ class _Setup:
 def _resolve_launch(root: Workspace, launch: Launch) -> tuple[Workspace, Launch]:
     ws = root.sub(launch.cwd) if launch.cwd != "." else root
     launch = follow_process_launcher(ws, follow_shell_script(ws, launch))
+    spawned = spawned_command(ws, launch)  # `python run_seqgan.py 0`: a script that starts `python main.py …` in `../`
+    if spawned is not None:
+        with contextlib.suppress(WorkspaceError):
+            ws = root.sub(spawned.cwd) if spawned.cwd != "." else root
+            launch = follow_shell_script(ws, spawned)
     if launch.script and "-m" in launch.launcher_args[-1:] and re.fullmatch(r"[\w.]+", launch.script):
         launch.module, launch.script = launch.script, None  # `torchrun --nproc_per_node 2 -m pkg.main`
     if not launch.script and launch.module:  # `python -m pkg.train`, `torchrun -m pkg.train`: the module's file

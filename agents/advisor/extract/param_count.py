@@ -78,6 +78,28 @@ class ParamCounter(Evaluator):
         told. Raises :class:`AbortError` when the module cannot be read or the step budget is spent."""
         return self._expr(node, dict(self._module(file)[1]), file)
 
+    def main_env(self, file: str, argv: list[str]) -> dict[str, Any]:
+        """The names script ``file`` holds after running as ``__main__`` with ``sys.argv`` = ``argv``: each top-level
+        statement evaluated in order (branches and loops included; one that cannot be told is skipped), nothing it
+        builds counted. Raises :class:`AbortError` when the script cannot be read."""
+        tree = self._module(file)[0]
+        env: dict[str, Any] = {"__file__": file, "__name__": "__main__"}
+        self.argv, self._steps, saved = list(argv), 0, self._total
+        for node in tree.body:
+            try:
+                self._stmt(node, env, file)
+            except _SLICE_ERRORS:
+                continue
+        self._total = saved
+        return env
+
+    def evaluate_in(self, node: ast.expr, env: dict[str, Any], file: str) -> Any:
+        """``node`` over ``env`` (from :meth:`main_env`); ``UNKNOWN`` if it cannot be told."""
+        try:
+            return self._expr(node, env, file)
+        except _SLICE_ERRORS:
+            return UNKNOWN
+
     def module_env(self, file: str) -> dict[str, Any]:
         """Names a source file defines or imports at module level (empty if unreadable)."""
         try:
