@@ -254,8 +254,14 @@ def _imported_parser_specs(ws: Workspace, code: str, script: str) -> list[ArgSpe
     for node in tree.body:
         if not isinstance(node, ast.ImportFrom) or not node.module:
             continue
-        if not any(re.search(r"pars|args?\b|_args|options", a.name, re.I) for a in node.names):
-            continue
+        named = any(re.search(r"pars|args?\b|_args|options", a.name, re.I) for a in node.names)
+        called = [
+            a.asname or a.name
+            for a in node.names
+            if re.search(rf"\b{re.escape(a.asname or a.name)}\s*\(\)\s*\.\s*parse", code)
+        ]
+        if not named and not called:
+            continue  # (`opt = opts().parse()`: an options class whose method builds and runs the parser)
         path = ws.module_file(node.module, node.level, script)
         if path and path != script and (text := ws.read_text_or_none(path)):
             specs += _base_class_specs(ws, text, path) + argparse_specs(text)

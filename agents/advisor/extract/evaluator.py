@@ -725,12 +725,17 @@ class Evaluator:
                 right = self._expr(comp, env, file)
                 if left is UNKNOWN or right is UNKNOWN or type(op) not in _CMP:
                     return UNKNOWN
+                if isinstance(op, ast.In | ast.NotIn) and isinstance(right, Obj) and isinstance(left, str):
+                    right = right.attrs  # `'dropout' not in self.args`: an argparse Namespace holds its settings
                 if not _CMP[type(op)](left, right):
                     return False
                 left = right
             return True
         if isinstance(node, ast.IfExp):
             test = self._expr(node.test, env, file)
+            if test is UNKNOWN and builds_nothing(node.body) and builds_nothing(node.orelse):
+                body = self._expr(node.body, env, file)  # `tensor.cuda() if use_cuda else tensor`: the same module
+                return body if body is self._expr(node.orelse, env, file) else UNKNOWN  # either way
             if test is UNKNOWN:
                 return UNKNOWN
             return self._expr(node.body if test else node.orelse, env, file)

@@ -9,6 +9,7 @@ training command :func:`follow_shell_script` reads from the workspace). Nothing 
 from __future__ import annotations
 
 import functools
+import posixpath
 import re
 import shlex
 from collections.abc import Callable
@@ -84,14 +85,36 @@ class Launch:
         return self.visible_gpus
 
 
-def _split_commands(tokens: list[str]) -> list[list[str]]:
-    out: list[list[str]] = [[]]
+def _split_commands(tokens: list[str]) -> list[tuple[list[str], bool]]:
+    """The commands of a line, each with whether it reads the one before through a pipe (`… 2>&1 | tee log`)."""
+    out: list[tuple[list[str], bool]] = [([], False)]
     for t in tokens:
-        if t in _SEPARATORS:
-            out.append([])
+        if t in _SEPARATORS or t == "&":
+            out.append(([], t == "|"))
         else:
-            out[-1].append(t)
-    return [c for c in out if c]
+            out[-1][0].append(t)
+    return [c for c in out if c[0]]
+
+
+_REDIRECTS: Final = frozenset({">", ">>", "<", ">&", "&>", "&>>", "<<", "<<<", ">|", "<&"})
+
+
+def _without_redirections(tokens: list[str], command: str) -> list[str]:
+    """``tokens`` less shell redirections and their targets (``> log.txt``, ``2>&1``, ``2> err.log``): they are
+    the shell's, not arguments of the program."""
+    out: list[str] = []
+    skip = False
+    for t in tokens:
+        if skip:
+            skip = False
+            continue
+        if t in _REDIRECTS:
+            if out and out[-1].isdigit() and len(out[-1]) == 1 and f"{out[-1]}{t}" in command:
+                out.pop()  # `2>&1`: the descriptor belongs to the redirection
+            skip = True
+            continue
+        out.append(t)
+    return out
 
 
 def _take_flags(tokens: list[str], launch: Launch, table: dict[str, str]) -> list[str]:
@@ -218,9 +241,13 @@ def _unwrap_runner(cmd: list[str]) -> list[str]:
 
 def parse_command(command: str | list[str]) -> Launch:
     """Parse a submitted command line (a string as typed, or an argv list)."""
-    tokens = _tokens(command) if isinstance(command, str) else list(command)
+    tokens = _without_redirections(_tokens(command), command) if isinstance(command, str) else list(command)
     launch = Launch()
-    for raw in _split_commands(tokens):
+    for raw, piped in _split_commands(tokens):
+        if piped and (launch.script or launch.module):
+            continue  # `python train.py | tee log`: the filter reading the job's output is not the job
+        if not (launch.script or launch.module):
+            launch.launcher = None  # `cat hosts | python train.py`, `echo start; python train.py`: that one is the job
         cmd = _strip_assignments(raw, launch)
         if not cmd:
             continue
@@ -400,6 +427,7 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
     variables: dict[str, str] = {k: v for k, v in launch.env.items() if _ASSIGN.match(f"{k}=")}  # `CONFIG=x ./run.sh`
     variables.update({f"{i}": a for i, a in enumerate(positional, start=1)})
     arms: list[_Arms] = []  # the `if` blocks around the line: which arm runs, where the variables can tell
+    copies: dict[str, str] = {}  # a path the script's `cp` writes → the file it copied there
     arrays: dict[int, tuple[str, str]] = {}  # `ARGS=(` ... `)` over several lines (Megatron's launch scripts)
     inside: set[int] = set()
     for arr in _ARRAY.finditer(joined):
@@ -433,6 +461,9 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
         if m := re.fullmatch(r"(?:export\s+)?(\w+)=(\S*)", s):
             variables[m.group(1)] = m.group(2).strip("'\"")
             continue
+        if m := re.fullmatch(r"cp\s+(.+)", s):  # `cp tool/train.py ${exp_dir}`, then `python ${exp_dir}/train.py`
+            _note_copies(m[1].split(), copies)
+            continue
         inner = parse_command(s)
         if inner.launcher in (
             "python",
@@ -447,5 +478,21 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
             "axolotl",
         ):
             inner.env = {**inner.env, **launch.env}
+            copied = copies.get(posixpath.normpath(inner.script)) if inner.script else None
+            if inner.script and copied and not ws.exists(inner.script) and ws.exists(copied):
+                inner.script = copied  # the copy is made when the job runs: the job's own file is what runs
             return inner
     return launch
+
+
+def _note_copies(words: list[str], copies: dict[str, str]) -> None:
+    """Where ``cp [flags] SRC... DEST`` puts each source: into DEST if it copies several or DEST is a folder name
+    (no suffix), else as DEST."""
+    paths = [w for w in words if not w.startswith("-")]
+    if len(paths) < 2:
+        return
+    *sources, dest = paths
+    into = len(sources) > 1 or dest.endswith("/") or not posixpath.splitext(dest)[1]
+    for src in sources:
+        target = posixpath.join(dest, posixpath.basename(src)) if into else dest
+        copies[posixpath.normpath(target)] = posixpath.normpath(src)

@@ -1797,6 +1797,11 @@ def find_uses(
             continue
         if _callee(node) in ("spawn", "start_processes") and "spawn" not in out:
             out["spawn"] = Use(True, file, node.lineno, "starts worker processes (not in a dead branch)")
+            procs = next((k.value for k in node.keywords if k.arg == "nprocs"), None)
+            n = r.value(procs, _scope_at(r, tree, node.lineno), node.lineno) if procs is not None else None
+            if isinstance(n, int) and not isinstance(n, bool) and 1 < n <= 4096:  # (one per node: a multi-node
+                out["processes"] = Use(n, file, node.lineno, "mp.spawn(fn, nprocs=N): one worker process each")
+                # job's nodes multiply it; a single process says nothing of the others)
         if _callee(node) == "device_count" and "device_count" not in out:
             out["device_count"] = Use(True, file, node.lineno, "reads the visible GPU count where it runs")
         scope = _scope_at(r, tree, node.lineno)

@@ -223,6 +223,8 @@ def _optimized_module(tree: ast.Module, ruled_out: Collection[int] = ()) -> tupl
                     and isinstance(call.func.value, ast.Call)
                 ):  # fmt: skip
                     call = call.func.value  # Transformer(...).to(device)
+                while _is_wrapper(_callee_name(call), wrappers) and call.args and isinstance(call.args[0], ast.Call):
+                    call = _moved(call.args[0])  # `nn.DataParallel(RAFT(args), device_ids=...)`: the module it wraps
                 func = call.func
                 cls = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
                 rewraps = bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == name
@@ -679,7 +681,7 @@ def _model_from_call(
         cls = f"{cls} ({', '.join(dict.fromkeys(c for c in mc.layer_calls if c not in _ACTIVATIONS))})"
     _, count, built = _counted(ws, ex, counter, node, script)
     prov["model_name"] = FieldSource(file=script, line=node.lineno)
-    inner = counter.dominant_part(built) if _is_lightning_module(built) else None
+    inner = counter.dominant_part(built) if _is_lightning_module(built) or _is_plain_class(built) else None
     kinds = counter.kinds(built) if count is not None else None
     if inner is not None:  # a LightningModule that trains a model of the job's: that model names it
         return _Model(inner, mc, count, kinds)
@@ -861,6 +863,15 @@ def _type_by_layers(model: _Model) -> str | None:
     return None
 
 
+def _is_plain_class(built: object) -> bool:
+    """A class of the job's that is no module (``class Solver(object)`` holding ``self.net = BetaVAE_H(...)``): a
+    harness around the model, which is what it holds."""
+    origin = built.origin if isinstance(built, Obj) else None
+    if not (isinstance(origin, tuple) and len(origin) == 3 and isinstance(origin[1], ast.ClassDef)):
+        return False
+    return all(ast.unparse(b) == "object" for b in origin[1].bases)
+
+
 def _is_lightning_module(built: object) -> bool:
     origin = built.origin if isinstance(built, Obj) else None
     if not (isinstance(origin, tuple) and len(origin) == 3 and isinstance(origin[1], ast.ClassDef)):
@@ -970,15 +981,18 @@ def _model_from_openmmlab(ex: Extraction, prov: dict[str, FieldSource]) -> _Mode
     return _Model(name, None, count)
 
 
-def _registered_builder(ws: Workspace, name: str, modules: Sequence[tuple[str, str]] = ()) -> str | None:
+def _registered_builder(
+    ws: Workspace, name: str, modules: Sequence[tuple[str, str]] = (), *, plain_functions: bool = False
+) -> str | None:
     """The module of the job's own ``@register_model`` function called ``name`` (timm's ``create_model(name)`` builds
     it once the job imports its models package), if there is one among the modules the entry reaches (``import
     levit``) or the job's model modules."""
     if not re.fullmatch(r"[A-Za-z_]\w{1,80}", name):
         return None
     pattern = re.compile(rf"^@(?:\w+\.)*register_model\b[^\n]*\n(?:@[^\n]*\n)*def {re.escape(name)}\(", re.M)
-    for reached, code in modules:
-        if name in code and pattern.search(code):
+    builder = re.compile(rf"^def {re.escape(name)}\(", re.M)  # `models.__dict__[arch]` extended with the job's own
+    for reached, code in modules:  # builders (`models.__dict__[name] = customized_models.__dict__[name]`)
+        if name in code and (pattern.search(code) or (plain_functions and builder.search(code))):
             return reached
     reads = 0
     for file in ws.files((".py",)):
@@ -1604,12 +1618,15 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
     if sized is None and shape_name and shaped is not None:
         sized = Value(shape_name, shaped.file, shaped.line)
     ident.params_millions = _params(ex, sized, ident.dataset, model.count, ident.model_type)
+    dict_registry = registry is not None and "__dict__[" in registry.how  # `models.__dict__[args.arch](...)`
     if (
         ident.params_millions is None
         and pretrained is not None
-        and (registered := _registered_builder(ws, str(pretrained.value), ex.modules))
+        and (registered := _registered_builder(ws, str(pretrained.value), ex.modules, plain_functions=dict_registry))
     ):
-        count = counter.count_class(registered, str(pretrained.value), {})  # the job's own `@register_model` function
+        told = ex.uses.get("registry_kwargs")  # the keyword arguments the registry call passes (`width_mult=1.0`)
+        kwargs = told.value if told is not None and isinstance(told.value, dict) else {}
+        count = counter.count_class(registered, str(pretrained.value), kwargs)  # the job's own registered builder
         ident.params_millions = round(count / 1e6, 3) if count else None
     if ident.params_millions is not None:
         prov["params_millions"] = prov.get("model_name", FieldSource(file=script))
