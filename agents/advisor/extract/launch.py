@@ -302,8 +302,9 @@ def parse_command(command: str | list[str]) -> Launch:
             _python(cmd, launch)
         elif exe in ("bash", "sh", "zsh"):
             launch.launcher = "bash"
-            rest = [t for t in cmd[1:] if not t.startswith("-")]
-            launch.script, launch.args = (rest[0], rest[1:]) if rest else (None, [])
+            at = next((i for i, t in enumerate(cmd[1:], start=1) if not t.startswith("-")), len(cmd))
+            # bash's own options come before the script (`bash -x run.sh`); what follows it is the script's
+            launch.script, launch.args = (cmd[at], cmd[at + 1 :]) if at < len(cmd) else (None, [])
         elif exe.endswith(".sh"):
             launch.launcher, launch.script, launch.args = "bash", cmd[0], cmd[1:]
         else:

@@ -573,7 +573,15 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         fw.append("PyTorch")
         if re.search(r"^\s*from diffusers\b[^\n]*\bimport\b[^\n]*\bUNet\w*Model\b", code, re.M):
             fw.append("Diffusers")  # it trains a diffusers U-Net (a text encoder from transformers stays frozen)
-        elif re.search(r"from transformers import|import transformers", code):
+        elif (
+            re.search(r"from transformers import|import transformers", code)
+            or any(
+                re.search(r"^(?:from transformers import|import transformers)", text, re.M)  # at module level (a
+                # method's own import for an optional path, nanoGPT's `from_pretrained('gpt2')`, does not count)
+                and re.search(r"\b(?:Auto|Bert|GPT2|Roberta|T5|Llama)\w*Model\w*\.from_pretrained\(", text)
+                for _, text in ex.modules[:20]
+            )
+        ):  # (the job's own package loads a transformers model: OpenNRE's BERTEncoder)
             fw.append("HF Transformers")
         if re.search(r"^\s*(?:from|import) megatron\b", code, re.M):
             fw.append("Megatron")  # Megatron(-Core) builds and runs the model (tensor/pipeline parallel)

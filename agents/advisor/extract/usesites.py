@@ -1131,6 +1131,9 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         if isinstance(a, ast.Constant) and isinstance(a.value, str):
             named = ast.Constant(f"{family}-{a.value}" if family else a.value)
         yield "model_config", ast.copy_location(named, call), f"{dotted}()"
+    elif name == "make" and dotted in ("gym.make", "gymnasium.make"):
+        if (a := _args_of(call, ("id",), 0)) is not None:  # reinforcement learning: the environment is the data
+            yield "dataset", a, f"{dotted}()"
     elif name in ("load", "builder") and dotted in ("tfds.load", "tensorflow_datasets.load", "tfds.builder"):
         if (a := _args_of(call, ("name",), 0)) is not None:  # TensorFlow Datasets: `tfds.load("oxford_iiit_pet")`
             yield "dataset", a, f"{dotted}()"

@@ -1682,4 +1682,6 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
     )
     if ident.model_type is None and pretrained is not None and ident.task in _CAUSAL_LM_TASKS:
         ident.model_type = "decoder_only_transformer"  # SFT / DPO trainers fine-tune a causal language model
+    if (env := ex.uses.get("dataset")) is not None and env.how.startswith(("gym.make", "gymnasium.make")):
+        ident.task = None  # an agent trained in an environment: reinforcement learning, no task of the vocabulary
     return ident
