@@ -734,8 +734,12 @@ class Evaluator:
         if isinstance(node, ast.IfExp):
             test = self._expr(node.test, env, file)
             if test is UNKNOWN and builds_nothing(node.body) and builds_nothing(node.orelse):
-                body = self._expr(node.body, env, file)  # `tensor.cuda() if use_cuda else tensor`: the same module
-                return body if body is self._expr(node.orelse, env, file) else UNKNOWN  # either way
+                try:  # `tensor.cuda() if use_cuda else tensor`: the same module either way
+                    body = self._expr(node.body, env, file)
+                    same = body is self._expr(node.orelse, env, file)
+                except (AbortError, TypeError, ValueError, ArithmeticError):
+                    return UNKNOWN  # (an arm that cannot be told leaves the value unknown, as before)
+                return body if same else UNKNOWN
             if test is UNKNOWN:
                 return UNKNOWN
             return self._expr(node.body if test else node.orelse, env, file)
