@@ -121,3 +121,51 @@ def test_a_transformers_model_loaded_by_the_jobs_own_package_is_the_framework(tm
     root = write(tmp_path, OPENNRE_LIKE)
     meta = extract_metadata(root, "python example/train.py")
     assert meta.framework == ["PyTorch", "HF Transformers"]
+
+
+VAE_LIKE = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class VAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv2d(3, 32, 4, 2, 1)
+        self.dec = nn.ConvTranspose2d(32, 3, 4, 2, 1)
+
+model = VAE().cuda()
+optim = torch.optim.Adam(model.parameters(), lr=1e-4)
+x = torch.zeros(1)
+loss = F.binary_cross_entropy_with_logits(model(x), x) + F.mse_loss(model(x), x)
+"""
+
+CLASSIFIER_MODULE = {
+    "models/net.py": """
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 16, 3)
+        self.fc = nn.Linear(16, 10)
+
+    def loss(self, out, y):
+        return nn.CrossEntropyLoss()(out, y)
+""",
+    "train.py": """
+import torch
+from models.net import Net
+model = Net()
+optim = torch.optim.SGD(model.parameters(), lr=0.1)
+""",
+}
+
+
+def test_an_image_model_is_a_classifier_only_where_the_code_trains_against_labels(tmp_path: Path) -> None:
+    """A convolutional VAE (reconstruction and KL losses, a binary cross-entropy over pixels) names no task; a CNN
+    whose class-label cross-entropy is written in its model's module is an image classifier."""
+    vae = write(tmp_path / "vae", {"train.py": VAE_LIKE})
+    assert extract_metadata(vae, "python train.py").task is None
+    clf = write(tmp_path / "clf", CLASSIFIER_MODULE)
+    assert extract_metadata(clf, "python train.py").task == "image_classification"

@@ -233,10 +233,18 @@ _INSTRUCTION: Final = re.compile(
 
 
 def task_of(
-    model_type: str | None, *, code: str, hints: str, pretrained: bool, stage: str | None, tokens: bool = False
+    model_type: str | None,
+    *,
+    code: str,
+    hints: str,
+    pretrained: bool,
+    stage: str | None,
+    tokens: bool = False,
+    reached: str = "",
 ) -> str | None:
     """The training task from the trainer stage, the model family, model heads and wording in code/README;
-    ``tokens``: the model embeds tokens (an embedding table and no convolution)."""
+    ``tokens``: the model embeds tokens (an embedding table and no convolution); ``reached``: the text of the
+    modules and configs the entry reaches (where a classifier's loss may be written)."""
     stages = {"sft": "instruction_finetuning", "dpo": "preference_optimization_dpo", "pt": "language_modeling",
               "rm": "preference_optimization_dpo", "kto": "preference_optimization_dpo"}  # fmt: skip
     if stage and stage in stages:
@@ -274,9 +282,19 @@ def task_of(
         return "language_modeling"  # a recurrent net over a vocabulary, predicting tokens rather than labels
     if re.search(r"\bpsnr\b|calculate_psnr|peak_signal_noise_ratio", code, re.I):  # an image restoration job
         return "image_super_resolution" if re.search(r"super[-_ ]?resolution|upscale|\bscale\b", code, re.I) else None
-    if model_type in ("cnn", "mlp", "vision_transformer") or re.search(r"num_classes|accuracy|classif", low):
-        return "image_classification"
+    if (model_type in ("cnn", "mlp", "vision_transformer") and _CLASSIFIES.search(f"{code}\n{reached}")) or re.search(
+        r"num_classes|accuracy|classif", low
+    ):
+        return "image_classification"  # an image model trained against class labels (no flow, VAE or GAN loss)
     return None
+
+
+# What a classifier's training code computes: a cross-entropy over class labels, top-k accuracy, a class count
+_CLASSIFIES: Final = re.compile(
+    r"(?<!binary_)cross_?entropy|CrossEntropyLoss|nll_loss|NLLLoss|num_?classes|n_classes|nclass|\baccuracy\b|"
+    r"\btop[-_]?[15]\b|\btopk\b|classif|label_smoothing|LabelSmoothing|SoftTargetCrossEntropy",
+    re.I,
+)
 
 
 @functools.cache

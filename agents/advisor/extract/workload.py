@@ -863,6 +863,29 @@ def _type_by_layers(model: _Model) -> str | None:
     return None
 
 
+def _reached_text(ws: Workspace, ex: Extraction, model: _Model) -> str:
+    """Where a classifier's loss may be written besides the entry: the modules it reaches, its settings, the file of
+    the model's class and the job's modules its config instantiates by path."""
+    parts = [t for _, t in ex.modules[:30]]
+    parts += [f"{k}: {v.value}" for k, v in ex.values.items()]
+    if model.cls is not None and model.cls.file:
+        parts.append(ws.read_text_or_none(model.cls.file) or "")
+    return "\n".join([*parts, *_target_texts(ws, ex)])
+
+
+def _target_texts(ws: Workspace, ex: Extraction, limit: int = 10) -> list[str]:
+    """The job's own modules its config instantiates by path (Hydra's ``_target_: src.models.mnist_module.Cls``)."""
+    out: list[str] = []
+    for key, v in ex.values.items():
+        if len(out) >= limit:
+            break
+        if key.endswith("_target_") and isinstance(v.value, str) and "." in v.value:
+            found = ws.module_file(v.value.rsplit(".", 1)[0], 0, ex.launch.script or "")
+            if found is not None and (text := ws.read_text_or_none(found)):
+                out.append(text)
+    return out
+
+
 def _is_plain_class(built: object) -> bool:
     """A class of the job's that is no module (``class Solver(object)`` holding ``self.net = BetaVAE_H(...)``): a
     harness around the model, which is what it holds."""
@@ -1679,6 +1702,7 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
         pretrained=pretrained is not None or _starts_from_weights(ex),
         stage=str(stage.value) if stage is not None else None,
         tokens=model.cls is not None and "embedding" in model.cls.layers and "conv" not in model.cls.layers,
+        reached=_reached_text(ws, ex, model),
     )
     if ident.model_type is None and pretrained is not None and ident.task in _CAUSAL_LM_TASKS:
         ident.model_type = "decoder_only_transformer"  # SFT / DPO trainers fine-tune a causal language model
