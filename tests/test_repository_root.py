@@ -207,3 +207,22 @@ def test_a_python_launcher_is_followed_to_the_command_it_would_start(tmp_path: P
     assert (swept.batch_size_per_device, swept.learning_rate) == (12, pytest.approx(0.5))
     confined = extract_metadata(root / "run", "python run_gan.py 1")  # `../` is outside the working directory
     assert confined.batch_size_per_device is None
+
+
+def test_a_script_that_trains_itself_is_the_job_whatever_it_starts(tmp_path: Path) -> None:
+    """A training script that runs `os.system('python eval.py --batch_size 1')` after training is the job: its own
+    loader's batch answers, not the evaluation it starts (nor is it evaluated as a launcher at all)."""
+    root = write(
+        tmp_path,
+        {
+            "train.py": (
+                "import os\nimport torch\nfrom torch.utils.data import DataLoader\n"
+                "model = torch.nn.Linear(4, 4)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "loader = DataLoader(None, batch_size=64)\nos.system('python eval.py --batch_size 1')\n"
+            ),
+            "eval.py": "import argparse\nfrom torch.utils.data import DataLoader\np = argparse.ArgumentParser()\n"
+            "p.add_argument('--batch_size', type=int)\nargs = p.parse_args()\n"
+            "loader = DataLoader(None, batch_size=args.batch_size)\n",
+        },
+    )
+    assert extract_metadata(root, "python train.py").batch_size_per_device == 64

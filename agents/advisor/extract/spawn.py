@@ -23,6 +23,8 @@ from schedmate.agents.advisor.extract.workspace import Workspace
 __all__ = ["spawned_command"]
 
 _MENTIONS: Final = re.compile(r"\bsubprocess\b|\bos\.system\b")
+# A script that trains itself is the job, whatever it starts beside (a `git rev-parse`, an evaluation run after)
+_TRAINS: Final = re.compile(r"\.backward\(|\boptim\.\w+\(|\bDataLoader\(|\.fit\(|\bTrainer\(")
 _PROGRAMS: Final = frozenset({"python", "torchrun", "bash", "sh", "deepspeed", "accelerate"})
 _STEPS: Final = 50_000
 
@@ -33,7 +35,7 @@ def spawned_command(ws: Workspace, launch: Launch) -> Launch | None:
     if launch.launcher != "python" or not launch.script or not launch.script.endswith(".py"):
         return None
     text = ws.read_text_or_none(launch.script)
-    if not text or not _MENTIONS.search(text):
+    if not text or not _MENTIONS.search(text) or _TRAINS.search(text):
         return None
     ex = Extraction(launch=launch)
     try:

@@ -217,14 +217,7 @@ def _optimized_module(tree: ast.Module, ruled_out: Collection[int] = ()) -> tupl
                 isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
                 and isinstance(node.value, ast.Call)
             ):  # fmt: skip
-                call = node.value
-                while (
-                    isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda", "half", "float", "train")
-                    and isinstance(call.func.value, ast.Call)
-                ):  # fmt: skip
-                    call = call.func.value  # Transformer(...).to(device)
-                while _is_wrapper(_callee_name(call), wrappers) and call.args and isinstance(call.args[0], ast.Call):
-                    call = _moved(call.args[0])  # `nn.DataParallel(RAFT(args), device_ids=...)`: the module it wraps
+                call = _unwrapped(node.value, wrappers)  # `nn.DataParallel(RAFT(args)).to(device)`: RAFT(args)
                 func = call.func
                 cls = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
                 rewraps = bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == name
@@ -444,10 +437,10 @@ def _moved(call: ast.Call) -> ast.Call:
     return call
 
 
-def _unwrapped(call: ast.Call) -> ast.Call:
+def _unwrapped(call: ast.Call, wrappers: Collection[str] = _WRAPPERS) -> ast.Call:
     """The call that builds the module inside wrappers and device moves: ``DataParallel(MODELS[a]()).cuda()``."""
     call = _moved(call)
-    while _is_wrapper(_callee_name(call)) and call.args and isinstance(call.args[0], ast.Call):
+    while _is_wrapper(_callee_name(call), wrappers) and call.args and isinstance(call.args[0], ast.Call):
         call = _moved(call.args[0])
     return call
 
@@ -886,20 +879,23 @@ def _target_texts(ws: Workspace, ex: Extraction, limit: int = 10) -> list[str]:
     return out
 
 
+def _class_bases(built: object) -> list[str] | None:
+    """The bases (as written) of the job's class an evaluated object was built from; None if it is none."""
+    origin = built.origin if isinstance(built, Obj) else None
+    if not (isinstance(origin, tuple) and len(origin) == 3 and isinstance(origin[1], ast.ClassDef)):
+        return None
+    return [ast.unparse(b) for b in origin[1].bases]
+
+
 def _is_plain_class(built: object) -> bool:
     """A class of the job's that is no module (``class Solver(object)`` holding ``self.net = BetaVAE_H(...)``): a
     harness around the model, which is what it holds."""
-    origin = built.origin if isinstance(built, Obj) else None
-    if not (isinstance(origin, tuple) and len(origin) == 3 and isinstance(origin[1], ast.ClassDef)):
-        return False
-    return all(ast.unparse(b) == "object" for b in origin[1].bases)
+    bases = _class_bases(built)
+    return bases is not None and all(b == "object" for b in bases)
 
 
 def _is_lightning_module(built: object) -> bool:
-    origin = built.origin if isinstance(built, Obj) else None
-    if not (isinstance(origin, tuple) and len(origin) == 3 and isinstance(origin[1], ast.ClassDef)):
-        return False
-    return any(ast.unparse(b).rsplit(".", 1)[-1] == "LightningModule" for b in origin[1].bases)
+    return any(b.rsplit(".", 1)[-1] == "LightningModule" for b in _class_bases(built) or [])
 
 
 _SAME_MODULE: Final = frozenset({"cuda", "cpu", "to", "eval", "train", "half", "float", "double", "bfloat16"})
