@@ -63,6 +63,8 @@ def is_module_value(value: Any) -> bool:
     if isinstance(value, Layer):
         return True
     if isinstance(value, Obj):
+        if isinstance(value.origin, tuple) and value.origin[:1] == ("lib",):
+            return True  # a library's model (`torchvision.models.resnet50()`), or a part of one
         return isinstance(value.origin, tuple) and len(value.origin) == 3 and isinstance(value.origin[1], ast.ClassDef)
     if isinstance(value, list | tuple) and value:
         return all(is_module_value(v) for v in value)
@@ -198,6 +200,10 @@ def _isinstance(value: Any, types: ast.expr) -> Any:
     names = [n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else "" for n in nodes]
     if value is UNKNOWN or "" in names:
         return UNKNOWN
+    if isinstance(value, Layer) and value.cls:  # a layer whose torch class is known: `isinstance(m, nn.Linear)`
+        if any(n in (value.cls, "Module") for n in names):
+            return True
+        return False if all(n in _PY_TYPES or n in _CONTAINERS or n[:1].isupper() for n in names) else UNKNOWN
     if isinstance(value, Obj | Layer):  # a module built by the job or a layer: a Module, not a python value
         if any(n.endswith("Module") or (isinstance(value, Obj) and n == value.cls) for n in names):
             return True
@@ -209,6 +215,8 @@ def _isinstance(value: Any, types: ast.expr) -> Any:
         return False if all(n in others for n in names) else UNKNOWN
     if isinstance(value, list | dict) and any(n in (*_CONTAINERS, "Module") for n in names):
         return True  # the interpreter holds `nn.Sequential(…)` and `nn.ModuleList` as lists, `nn.ModuleDict` as dicts
+    if isinstance(value, list | dict) and all(n[:1].isupper() and n not in (*_PY_TYPES, "OrderedDict") for n in names):
+        return False  # neither a list nor a container of layers is a layer: `isinstance(layer1, nn.Linear)`
     if not all(n in _PY_TYPES or n == "OrderedDict" for n in names):
         return False if isinstance(value, int | float | str | bool | type(None)) else UNKNOWN
     return any(n in _PY_TYPES and isinstance(value, _PY_TYPES[n]) for n in names)
@@ -556,7 +564,7 @@ class Evaluator:
             if test is UNKNOWN:
                 raise AbortError("branch on an unknown")
             self._body(node.body if test else node.orelse, env, file)
-        elif isinstance(node, ast.For) and _walks_own_modules(node.iter):
+        elif isinstance(node, ast.For) and _walks_own_modules(node.iter) and not self._apart(node.iter, env, file):
             return  # `for m in self.modules(): init(m)`: initialises what is built, builds nothing
         elif isinstance(node, ast.For):
             it = self._expr(node.iter, env, file)
@@ -585,6 +593,22 @@ class Evaluator:
             self.bind_with(node, env, file)
             self._body(node.body, env, file)  # `with torch.no_grad(): ...`: its statements run
         # other statements (assert, raise, try, pass, ...) create no layers we can size
+
+    def _set_attr(self, owner: Obj, attr: str, value: Any) -> None:
+        """``setattr(owner, attr, value)``."""
+        owner.attrs[attr] = value
+
+    def _apart(self, it: ast.expr, env: dict[str, Any], file: str) -> bool:
+        """``for name, m in resnet50().named_children()``: a loop over the children of a library's model, which the
+        job keeps some of (SimCLR's encoders), not over what the module itself built."""
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)):
+            return False
+        if it.func.attr not in ("children", "named_children") or it.args:
+            return False
+        saved = self._snapshot()  # (looked at, not built: the loop builds it)
+        owner = self._expr(it.func.value, env, file)
+        self._restore(saved)
+        return isinstance(owner, Obj) and isinstance(owner.origin, tuple) and owner.origin[:1] == ("lib",)
 
     def bind_with(self, node: ast.With, env: dict[str, Any], file: str) -> None:
         """``with open("classes.txt") as f:`` binds the file; what other context managers give is unknown."""
@@ -692,6 +716,8 @@ class Evaluator:
                 return obj[node.attr]
             if isinstance(obj, Layer) and obj.width and node.attr in _WIDTHS:
                 return obj.width  # `nn.Conv2d(vgg[v].out_channels, …)`
+            if isinstance(obj, Layer) and obj.inp and node.attr in ("in_features", "in_channels"):
+                return obj.inp  # `nn.Linear(model.fc.in_features, 2)`
             if isinstance(obj, Layer) and obj.weight and node.attr == "weight":
                 return Weight(obj.weight)
             return UNKNOWN
@@ -1022,6 +1048,15 @@ class Evaluator:
                 return args[0]  # hydra's `to_absolute_path(cfg.data.labels_path)`: the job's relative path
             if name == "getattr" and callee is None and len(args) >= 2 and _is_module(args[0]):
                 return self._module_attr(args[0], args[1], args[2] if len(args) > 2 else UNKNOWN)
+            if (
+                name == "setattr"
+                and callee is None
+                and len(args) == 3
+                and isinstance(args[0], Obj)
+                and isinstance(args[1], str)
+            ):
+                self._set_attr(args[0], args[1], args[2])  # `setattr(self.base_model, "fc", nn.Dropout(p))`
+                return None
             if name == "isinstance" and callee is None and len(node.args) == 2 and args:
                 return _isinstance(args[0], node.args[1])
             if name in _BUILTINS and callee is None:

@@ -31,7 +31,8 @@ _SPECIFIC_FAMILIES: Final = (
     (r"tacotron", "rnn"),  # Tacotron (2): a recurrent sequence-to-sequence model with attention
     (r"unet2dcondition|diffusion|ddpm|ldm\b|stable-?diffusion", "diffusion_unet"),
     (r"u[-_]?(?:2|\^2)?[-_]?net", "unet"),  # U-Net, U_Net, AttU_Net, UNet++, U²-Net (U2NET, U-2-Net)
-    (r"yolo|r-?cnn|retinanet|\bdetr\b|\bssd\b|fcos|centernet|detector", "cnn_detector"),
+    (r"yolo|(?:\b|faster|fast|mask|cascade|_)r-?cnn|retinanet|\bdetr\b|\bssd\b|fcos|centernet|detector",
+     "cnn_detector"),  # (not the "r" of EncoderCNN)
     (r"\bvit\b|vit[-_]|deit|swin|beit|visiontransformer|segformer|\bmit[-_]b\d|poolformer|metaformer",
      "vision_transformer"),
     (r"roberta|deberta|\bbert|electra|albert|xlm-?r|formaskedlm", "encoder_only_transformer"),

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from schedmate.agents.advisor.extract.evaluator import Callee, Evaluator, builds_nothing, is_module_value
 from schedmate.agents.advisor.extract.known import known_model
+from schedmate.agents.advisor.extract.library_modules import library_module
 from schedmate.agents.advisor.extract.syntax import last_names, parse, walk
 from schedmate.agents.advisor.extract.torch_layers import torch_call
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Weight, namespace
@@ -46,6 +47,7 @@ class ParamCounter(Evaluator):
         self._handed: dict[int, tuple[Any, int]] = {}  # modules built before the call (values_at) → parameters
         self._globals: dict[str, dict[str, Any]] = {}  # file → module globals the command line or a config sets
         self._dropped: list[tuple[Obj, Any]] = []  # (owner, module) an attribute held before it was reassigned
+        self._libraries: dict[int, Obj] = {}  # library models built (torchvision's), which a job may take apart
 
     def _snapshot(self) -> Any:
         return self._total
@@ -107,31 +109,74 @@ class ParamCounter(Evaluator):
         except AbortError:
             return {}
 
-    def count_call(self, call: ast.Call, env: dict[str, Any], file: str) -> int | None:
+    def count_call(
+        self, call: ast.Call, env: dict[str, Any], file: str, after: tuple[str, list[ast.stmt]] | None = None
+    ) -> int | None:
         """Parameters created by evaluating ``call`` (a constructor call in ``file``) under ``env``; with ``env``
-        from :meth:`values_at`, modules built before the call that the model holds count too."""
+        from :meth:`values_at`, modules built before the call that the model holds count too. ``after``: the name
+        the model is bound to and the statements after its construction, whose changes to it count
+        (``model.fc = nn.Linear(model.fc.in_features, 2)``)."""
         passed = {id(v) for v in _members(env.values())}
         self._handed = {k: entry for k, entry in self._handed.items() if k in passed}
         self._total, self._steps = 0, 0
         self._sizes.clear()
         self._templates.clear()
         self._dropped = []
+        self._libraries = {k: v for k, v in self._libraries.items() if k in self._handed}
         self.arguments = {}
         self.built = None
         try:
             module_env = dict(self._module(file)[1])
             module_env.update(env)
             self.built = built = self._expr(call, module_env, file)
+            if after is not None and is_module_value(built):
+                self._changes(after, built, module_env, file)
         except _SLICE_ERRORS as exc:
             self._note(exc)
             return None
         return self._result(built)
 
-    def count_call_or_defaults(self, call: ast.Call, env: dict[str, Any], file: str) -> int | None:
+    def _changes(self, after: tuple[str, list[ast.stmt]], built: Any, env: dict[str, Any], file: str) -> None:
+        """The statements after a model's construction that change it: assignments into it (``model.fc = …``,
+        ``model.classifier[6] = …``) count; assignments of other names that read it (``n = model.fc.in_features``)
+        are evaluated without counting what they build; a statement that cannot be told leaves its names unknown."""
+        name, stmts = after
+        env[name] = built
+        for stmt in stmts:
+            if not isinstance(stmt, ast.Assign):
+                continue
+            roots = [_root(t) for t in stmt.targets]
+            into = all(isinstance(t, ast.Attribute | ast.Subscript) for t in stmt.targets) and set(roots) == {name}
+            reads = name in {n.id for n in walk(stmt.value) if isinstance(n, ast.Name)}
+            if roots == [name] and isinstance(stmt.targets[0], ast.Name):
+                saved = self._total
+                try:
+                    same = self._expr(stmt.value, env, file) is built  # `model = model.to(device)`: the same module
+                except _SLICE_ERRORS:
+                    same = False
+                self._total = saved
+                if not same:
+                    return  # `model = nn.DataParallel(model)`: what follows changes the wrapper, not followed
+                continue
+            if not into and not (reads and all(isinstance(t, ast.Name) for t in stmt.targets)):
+                continue
+            saved = self._total
+            try:
+                self._stmt(stmt, env, file)
+            except _SLICE_ERRORS:
+                _forget_assigned(stmt, env)
+                self._total = saved
+                continue
+            if not into:
+                self._total = saved
+
+    def count_call_or_defaults(
+        self, call: ast.Call, env: dict[str, Any], file: str, after: tuple[str, list[ast.stmt]] | None = None
+    ) -> int | None:
         """:meth:`count_call`; when that cannot count, once more with the keyword arguments whose values cannot be
         told left out, so the constructor's defaults stand in for them (``DeepLab(num_classes=self.nclass, …)``,
         the class count a data loader returns: the layers it does not shape are still counted)."""
-        count = self.count_call(call, env, file)
+        count = self.count_call(call, env, file, after)
         if count is not None or not call.keywords:
             return count
         try:
@@ -152,7 +197,7 @@ class ParamCounter(Evaluator):
         told = ast.copy_location(
             ast.Call(func=call.func, args=call.args, keywords=[kw for kw in call.keywords if kw not in unknown]), call
         )
-        count = self.count_call(told, env, file)
+        count = self.count_call(told, env, file, after)
         heads = [kw for kw in unknown if kw.arg and _CLASS_COUNT.fullmatch(kw.arg)]
         if count is not None or not heads:
             return count
@@ -166,7 +211,7 @@ class ParamCounter(Evaluator):
             ),
             call,
         )  # fmt: skip
-        count = self.count_call(stand_in, env, file)
+        count = self.count_call(stand_in, env, file, after)
         if count is not None:
             self.cuts.append(
                 f"parameter count: {', '.join(str(kw.arg) for kw in heads)} known only at run time, counted as "
@@ -210,8 +255,9 @@ class ParamCounter(Evaluator):
             held = _reachable(built)
             total -= sum(size for key, (_, size) in self._templates.items() if key not in held)
             total += sum(size for key, (_, size) in self._handed.items() if key in held)  # `Projector(encoder)`
-        if self._dropped and isinstance(built, Obj | list | tuple | dict):
-            held = _reachable(built if isinstance(built, Obj) else Obj(attrs={"_": built}))
+        if (self._dropped or self._libraries) and isinstance(built, Obj | list | tuple | dict):
+            kept = _reachable(built if isinstance(built, Obj) else Obj(attrs={"_": built}))
+            held = set(kept)
             for owner, _ in self._dropped:
                 held |= _reachable(owner)
             gone: dict[int, int] = {}
@@ -219,6 +265,17 @@ class ParamCounter(Evaluator):
                 for v in _graph(old) if isinstance(old, Obj) else _graph(Obj(attrs={"_": old})):
                     if isinstance(v, Layer) and id(v) not in held:
                         gone[id(v)] = v.params
+            registered = _reachable(built, plain_dicts=False) if isinstance(built, Obj) and self._libraries else kept
+            for key, library in self._libraries.items():  # a library model taken apart: what the model keeps of it
+                if key in registered:
+                    continue
+                parts = [v for v in _graph(library) if isinstance(v, Layer)]
+                own = [v for v in parts if id(v) in registered]
+                if own and key in self._handed:  # built before the call (`backbone = resnet50()`, then `Net(backbone)`)
+                    total += sum(v.params for v in own)
+                elif own or (key in kept and key not in self._handed):  # (in a plain dict attribute: not registered)
+                    gone.update({id(v): v.params for v in parts if id(v) not in registered})
+                # (neither kept nor held: held where the count cannot follow it, so it is counted)
             total -= sum(gone.values())
         return total if total > 0 else None
 
@@ -233,6 +290,12 @@ class ParamCounter(Evaluator):
             return
         super()._stmt(node, env, file, module_level)
 
+    def _set_attr(self, owner: Obj, attr: str, value: Any) -> None:
+        old = owner.attrs.get(attr)
+        if old is not None and old is not value and value is not UNKNOWN and is_module_value(old):
+            self._dropped.append((owner, old))  # `setattr(base, "fc", nn.Dropout(p))`: unless still held, not trained
+        super()._set_attr(owner, attr, value)
+
     def _assign(self, target: ast.expr, value: Any, env: dict[str, Any], file: str) -> None:
         if isinstance(target, ast.Attribute) and target.attr == "weight" and isinstance(value, Weight):
             owner = self._expr(target.value, env, file)
@@ -246,6 +309,18 @@ class ParamCounter(Evaluator):
             old = owner.attrs.get(target.attr) if isinstance(owner, Obj) else None
             if old is not None and old is not value and value is not UNKNOWN and is_module_value(old):
                 self._dropped.append((owner, old))  # `backbone.classifier = None`: unless still held, not trained
+        if isinstance(target, ast.Subscript) and is_module_value(value):  # `vgg.classifier[6] = nn.Linear(4096, 2)`
+            held = self._expr(target.value, env, file)
+            key = self._expr(target.slice, env, file)
+            if isinstance(held, list) and _in_range(key, held):
+                old, held[key] = held[key], value
+            elif isinstance(held, dict) and isinstance(key, str):
+                old, held[key] = held.get(key), value
+            else:
+                return
+            if old is not None and old is not value and is_module_value(old):
+                self._dropped.append((Obj(attrs={"_": held}), old))
+            return
         super()._assign(target, value, env, file)
 
     # --- values that reach a call --------------------------------------------------------------
@@ -393,7 +468,11 @@ class ParamCounter(Evaluator):
         if name == "deepcopy" and len(args) == 1:  # `nn.ModuleList([copy.deepcopy(block) for _ in range(n)])`
             return self._copy(args[0])
         value, params = torch_call(name, args, kwargs)
-        if value is UNKNOWN and (size := _library_model(name, args)) is not None:
+        if value is UNKNOWN and (library := library_module(name, kwargs)) is not None:
+            value, params = library  # `torchvision.models.resnet50()`: its children, which the job may take apart
+            self._sizes[id(value)] = (value, params)
+            self._libraries[id(value)] = value
+        elif value is UNKNOWN and (size := _library_model(name, args)) is not None:
             value, params = Layer(size, 0), size  # `torchvision.models.resnet50()` inside the job's model
         self._total += params
         return value
@@ -580,6 +659,17 @@ _CLASS_COUNT: Final = re.compile(r"(?:num_|n_|n)?(?:classes|class|joints|keypoin
 _STAND_IN_CLASSES: Final = 10
 
 
+def _in_range(key: Any, items: list[Any]) -> bool:
+    return isinstance(key, int) and not isinstance(key, bool) and -len(items) <= key < len(items)
+
+
+def _root(target: ast.expr) -> str:
+    """The name an assignment target hangs from: ``model`` of ``model.classifier[6]``."""
+    while isinstance(target, ast.Attribute | ast.Subscript):
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else ""
+
+
 def _members(values: Iterable[Any], depth: int = 3) -> Iterator[Any]:
     """The values, and what the dicts, lists and tuples among them hold (``depth`` levels down)."""
     for v in values:
@@ -593,13 +683,17 @@ def _is_record_class(node: ast.ClassDef) -> bool:
     return "dataclass" in last_names(node.decorator_list) or "NamedTuple" in last_names(node.bases)
 
 
-def _graph(root: Obj, limit: int = 200_000) -> Iterator[Any]:
-    """The layers and objects a built model holds (its attributes, lists and dicts, transitively), each once."""
+def _graph(root: Obj, limit: int = 200_000, plain_dicts: bool = True) -> Iterator[Any]:
+    """The layers and objects a built model holds (its attributes, lists and dicts, transitively), each once; without
+    ``plain_dicts``, not through a plain dict attribute (``self.resnet_dict = {"resnet18": …}``: PyTorch registers
+    the modules of an ``nn.ModuleDict`` only)."""
     seen: set[int] = set()
     stack: list[Any] = [root]
     while stack and len(seen) < limit:
         value = stack.pop()
         if id(value) in seen or not isinstance(value, Obj | Layer | list | tuple | dict):
+            continue
+        if not plain_dicts and type(value) is dict:
             continue
         seen.add(id(value))
         yield value
@@ -611,9 +705,9 @@ def _graph(root: Obj, limit: int = 200_000) -> Iterator[Any]:
             stack.extend(value.values())
 
 
-def _reachable(root: Obj) -> set[int]:
-    """Ids of what a built model holds."""
-    return {id(v) for v in _graph(root)}
+def _reachable(root: Obj, plain_dicts: bool = True) -> set[int]:
+    """Ids of what a built model holds (see :func:`_graph`)."""
+    return {id(v) for v in _graph(root, plain_dicts=plain_dicts)}
 
 
 def _settings_targets(stmt: ast.stmt) -> list[str]:

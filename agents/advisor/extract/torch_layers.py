@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Tensor, prod
+from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, ModuleDict, Obj, Tensor, prod
 
-__all__ = ["torch_call"]
+__all__ = ["layer_kind", "torch_call"]
 
 _ZERO_PARAM: Final = frozenset(
     {"ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "LeakyReLU", "Dropout", "Dropout2d", "Identity", "MaxPool1d",
@@ -69,10 +69,10 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
     if name in ("ModuleList", "Sequential", "ParameterList"):  # containers: members were counted when built
         return (list(args[0]) if name != "Sequential" and args and isinstance(args[0], list | tuple) else list(args)), 0
     if name == "ModuleDict":
-        return (dict(args[0]) if args and isinstance(args[0], dict) else {}), 0
-    n, out, width, weight = 0, 0, 0, 0
+        return ModuleDict(args[0] if args and isinstance(args[0], dict) else {}), 0
+    n, out, width, weight, inp = 0, 0, 0, 0, 0
     if name in ("Linear", "MergedLinear"):  # (loralib's LoRA layers: the frozen weight; the low-rank A/B are small)
-        out = width = arg(1, "out_features")
+        out, width, inp = arg(1, "out_features"), arg(1, "out_features"), arg(0, "in_features")
         weight = arg(0, "in_features") * arg(1, "out_features")
         n = weight + (arg(1, "out_features") if arg(99, "bias", True) else 0)
     elif name in ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"):
@@ -82,7 +82,7 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
         groups = kw.get("groups", args[6] if len(args) > 6 and "Transpose" not in name else 1)
         cin, cout = arg(0, "in_channels"), arg(1, "out_channels")
         out = cin if "Transpose" in name else cout  # weight_norm's dim 0 of a transposed conv is its input
-        width = cout
+        width, inp = cout, cin
         weight = cin * cout * ksize // groups
         n = weight + (cout if kw.get("bias", True) else 0)
     elif name.startswith(("BatchNorm", "InstanceNorm", "SyncBatchNorm")):
@@ -135,15 +135,30 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
         i = arg(0, "in_features")
         h, o = kw.get("hidden_features") or i, kw.get("out_features") or i
         n = i * h + h + h * o + o if kw.get("bias", True) else i * h + h * o
+    # torchvision's detection and segmentation heads, as its fine-tuning tutorials put them on a built model
+    elif name == "FastRCNNPredictor":  # cls_score Linear(in, n) and bbox_pred Linear(in, 4n)
+        n = 5 * arg(1, "num_classes") * (arg(0, "in_channels") + 1)
+    elif name == "MaskRCNNPredictor":  # ConvTranspose2d(in, dim, 2) and a 1x1 Conv2d(dim, n)
+        cin, dim, classes = arg(0, "in_channels"), arg(1, "dim_reduced"), arg(2, "num_classes")
+        n = cin * dim * 4 + dim + dim * classes + classes
+    elif name == "KeypointRCNNPredictor":  # ConvTranspose2d(in, keypoints, 4)
+        n = arg(0, "in_channels") * arg(1, "num_keypoints") * 16 + arg(1, "num_keypoints")
+    elif name == "DeepLabHead":  # ASPP (rates 12, 24, 36; 256 channels), a 3x3 conv, a BatchNorm, a 1x1 classifier
+        cin, classes, a = arg(0, "in_channels"), arg(1, "num_classes"), 256
+        n = 2 * (cin * a + 2 * a) + 3 * (cin * a * 9 + 2 * a) + 5 * a * a + 2 * a + a * a * 9 + 2 * a + a * classes
+        n += classes
+    elif name == "FCNHead":  # a 3x3 conv to in/4 channels, a BatchNorm, a 1x1 conv to the classes
+        cin, classes = arg(0, "in_channels"), arg(1, "channels")
+        n = cin * (cin // 4) * 9 + 2 * (cin // 4) + (cin // 4) * classes + classes
     elif name in _ZERO_PARAM:
-        return Layer(0), 0
+        return Layer(0, cls=name), 0
     else:
         return UNKNOWN, 0
-    known = [v if isinstance(v, int) else 0 for v in (width, weight)]
-    return Layer(int(n), int(out), known[0], known[1], _kind(name)), int(n)
+    known = [v if isinstance(v, int) else 0 for v in (width, weight, inp)]
+    return Layer(int(n), int(out), known[0], known[1], layer_kind(name), known[2], name), int(n)
 
 
-def _kind(name: str) -> str:
+def layer_kind(name: str) -> str:
     """The family a layer belongs to, for telling a model's architecture by where its parameters are."""
     if name in ("Linear", "MergedLinear", "Mlp"):
         return "linear"

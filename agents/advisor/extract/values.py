@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["UNKNOWN", "AbortError", "Layer", "Obj", "Tensor", "TextFile", "Weight", "namespace", "prod"]
+__all__ = ["UNKNOWN", "AbortError", "Layer", "ModuleDict", "Obj", "Tensor", "TextFile", "Weight", "namespace", "prod"]
 
 
 class _Unknown:
@@ -46,6 +46,12 @@ class Layer:
     width: int = 0  # what it outputs: out_channels, out_features, num_features, embedding_dim (0: not known)
     weight: int = 0  # elements of its `.weight` (0: not known), for weights tied to another layer's
     kind: str = ""  # linear, conv, rnn, attention, embedding, norm ("" for others)
+    inp: int = 0  # what it takes: in_features, in_channels (0: not known)
+    cls: str = ""  # the torch class that built it (Linear, MaxPool2d, a library's Bottleneck; "": not known)
+
+
+class ModuleDict(dict[str, Any]):
+    """``nn.ModuleDict(...)``: a dict whose modules are registered, unlike a plain dict attribute's."""
 
 
 @dataclass(frozen=True)

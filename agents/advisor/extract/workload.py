@@ -32,6 +32,7 @@ from schedmate.agents.advisor.extract.identity import (
     task_of,
 )
 from schedmate.agents.advisor.extract.known import known_model
+from schedmate.agents.advisor.extract.library_modules import is_library_builder
 from schedmate.agents.advisor.extract.param_count import UNKNOWN, ParamCounter, namespace
 from schedmate.agents.advisor.extract.syntax import parse, walk
 from schedmate.agents.advisor.extract.usesites import NOT_WEIGHTS_LOADERS, OPTIMIZERS, data_parallel_subclass
@@ -223,7 +224,7 @@ def _optimized_module(tree: ast.Module, ruled_out: Collection[int] = ()) -> tupl
                 rewraps = bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == name
                 if (
                     cls
-                    and cls[0].isupper()
+                    and (cls[0].isupper() or _torchvision_builder(call, tree))  # `model = models.resnet18(…)`
                     and not _is_wrapper(cls, wrappers)
                     and not rewraps
                     and id(node) not in ruled_out
@@ -292,6 +293,28 @@ def _contained(tree: ast.Module, name: str) -> list[str]:
         and isinstance(n.args[0], ast.Name)
     ]  # fmt: skip
     return added[:1] or [name]  # (what is appended later are heads and adapters trained beside it)
+
+
+def _torchvision_builder(call: ast.Call, tree: ast.Module) -> bool:
+    """Whether ``call`` calls one of torchvision's model builders through a name the module imports from torchvision
+    (``models.resnet18(…)`` after ``from torchvision import models``, ``torchvision.models.vgg16(…)``), not a job's
+    module's function of the same name (``wideresnet.resnet50(…)``)."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if not is_library_builder(name):
+        return False
+    root = func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return False
+    return any(
+        (a.asname or a.name.split(".")[0]) == root.id
+        for node in walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for a in node.names
+        if (a.name if isinstance(node, ast.Import) else node.module or "").startswith("torchvision")
+    )
 
 
 def _wrapper_aliases(tree: ast.Module) -> set[str]:
@@ -655,8 +678,28 @@ def _counted(
     for name in {n.id for n in walk(node) if isinstance(n, ast.Name)} - set(dir(builtins)):
         if env.get(name, UNKNOWN) is UNKNOWN:
             env[name] = ns  # `args.classes`, `hps.data.hop_length`, `cfg.model`: the merged settings
-    count = counter.count_call_or_defaults(node, env, script)
+    try:
+        after = _changes_after(parse(ex.code), node.lineno)
+    except SyntaxError:
+        after = None
+    count = counter.count_call_or_defaults(node, env, script, after)
     return env, count, counter.built
+
+
+def _changes_after(tree: ast.Module, line: int) -> tuple[str, list[ast.stmt]] | None:
+    """The name the model is bound to at ``line`` (``model = models.resnet18(weights=…)``) and the statements after
+    it in the same block, where a job changes what it built (``model.fc = nn.Linear(model.fc.in_features, 2)``)."""
+    for node in walk(tree):
+        for body in (getattr(node, field, None) for field in ("body", "orelse", "finalbody")):
+            if not isinstance(body, list):
+                continue
+            for i, stmt in enumerate(body):
+                if (
+                    isinstance(stmt, ast.Assign) and stmt.lineno == line and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)
+                ):  # fmt: skip
+                    return stmt.targets[0].id, body[i + 1 : i + 201]
+    return None
 
 
 def _model_from_call(
