@@ -115,6 +115,34 @@ def _config_files(args: list[str]) -> list[str]:
 
 
 _JOINED_FOLDER: Final = re.compile(r"""os\.path\.join\(\s*["']([\w.-]{1,64})["']\s*,\s*[\w.]+\s*\)""")
+# A config file's name the code joins to a folder it is given: `args.work_path + "/config.yaml"`,
+# `os.path.join(args.exp_dir, "config.yaml")`, `f"{args.work_path}/config.yaml"`
+_JOINED_FILE: Final = re.compile(
+    r"""(?:\+\s*|os\.path\.join\([\w.\[\]'"]+,\s*|\}/?)["']?/?([\w-]{1,64}\.(?:ya?ml|json|toml))["']"""
+)
+
+
+def _files_in_folders(ws: Workspace, args: list[str], code: str) -> list[str]:
+    """Config files in folders the command names, where the entry joins that name to the folder it is given
+    (CIFAR-ZOO's ``--work-path experiments/cifar10/preresnet1202`` and ``open(args.work_path + "/config.yaml")``)."""
+    names = dict.fromkeys(_JOINED_FILE.findall(code))
+    out = []
+    for a in args:
+        if a.startswith("-") or "=" in a or a.endswith(_CONFIG_SUFFIXES):
+            continue
+        folder = a.rstrip("/").removeprefix("./")
+        out += [f"{folder}/{n}" for n in names if ws.exists(f"{folder}/{n}")]
+    return out[:4]
+
+
+def _one_dict_file(values: dict[str, Value], path: str) -> dict[str, Value]:
+    """A Python config file that binds one name to one dict (BiSeNet's ``cfg = dict(model_type=…, …)``, read back
+    as ``cfg_file.cfg``): its keys are the settings, as the job reads them (``cfg.ims_per_gpu``)."""
+    own = {k: v for k, v in values.items() if v.source == path}
+    roots = {k.split(".", 1)[0] for k in own}
+    if len(roots) != 1 or not all("." in k for k in own):
+        return {}
+    return {k.split(".", 1)[1]: v for k, v in own.items()}
 
 
 def _read_config_files(
@@ -124,7 +152,7 @@ def _read_config_files(
     as given is looked up in a folder the entry joins it to (``os.path.join("configs", args.config)``). A ``--key
     value`` of the command that no option of the script defines (``loose``) but a key of the file does wins over
     the file: the parser is the config's own (theconf's ``ConfigArgumentParser``), or the command would fail."""
-    for named in _config_files(args):
+    for named in [*_config_files(args), *_files_in_folders(ws, args, code)]:
         path, text = named, ws.read_text_or_none(named)
         for folder in _JOINED_FOLDER.findall(code) if text is None else ():
             if (text := ws.read_text_or_none(f"{folder}/{named}")) is not None:
@@ -147,6 +175,7 @@ def _read_config_files(
             ex.values.update({k: Value(v, path, None) for k, v in nested.items() if k not in ex.values or "." in k})
             ex.values.update(config_tree_assignments(text, path))
             ex.values.update(_config_class_settings(ws, text, path))
+            ex.values.update({k: v for k, v in _one_dict_file(ex.values, path).items() if k not in ex.values})
         else:
             loaded = load_with_bases(ws.read_text_or_none, path)
             ex.values.update(loaded)
@@ -489,10 +518,15 @@ def _data_module_and_deepspeed(ws: Workspace, ex: Extraction) -> None:
         # `TRAIN.BATCH_SIZE / NUM_GPUS`, `batch_size // world_size`)
         ex.batch_divided_by_world = ex.batch_split_in_code
     ds = ex.get("deepspeed")
+    if ds is None or not isinstance(ds.value, str):  # DeepSpeed's own `--deepspeed --deepspeed_config ds.json`
+        ds = ex.get("deepspeed_config")
     if ds is not None and isinstance(ds.value, str):
         ds_config = ws.read_text_or_none(ds.value)
         if ds_config:
             ex.values.update({f"deepspeed.{k}": v for k, v in load_structured(ds_config, ds.value).items()})
+            zero = ex.values.get("deepspeed.zero_optimization")
+            if zero is not None and isinstance(zero.value, bool):  # the legacy `"zero_optimization": true`: stage 1
+                ex.values["deepspeed.zero_optimization.stage"] = Value(int(zero.value), zero.source, zero.line)
 
 
 def _world_size(launch: Launch, code: str) -> int | None:

@@ -639,7 +639,10 @@ class Evaluator:
             env[target.id] = value
         elif isinstance(target, ast.Attribute):
             obj = self._expr(target.value, env, file)
-            if isinstance(obj, Obj):
+            if isinstance(obj, Obj) and target.attr == "__dict__" and isinstance(value, dict):
+                obj.attrs.clear()  # `self.__dict__ = d`: an object whose attributes are a dict's items
+                obj.attrs.update({k: v for k, v in value.items() if isinstance(k, str)})
+            elif isinstance(obj, Obj):
                 obj.attrs[target.attr] = value
         elif isinstance(target, ast.Tuple | ast.List):
             if value is UNKNOWN or isinstance(value, Obj):
@@ -875,6 +878,24 @@ class Evaluator:
         local = self.ws.module_file(dotted, 0, file)
         return ("module", local) if local else ("ext", dotted)
 
+    def _by_path(self, target: Any, name: str, args: list[Any]) -> Any:
+        """A Python file of the workspace loaded by its path, not imported: ``importlib.util.spec_from_file_location(
+        n, path)`` then ``module_from_spec(spec)`` is the module (``spec.loader.exec_module(m)`` runs it: its names
+        are what the file defines); ``runpy.run_path(path)`` is its names. None for any other call."""
+        if target == ("ext", "importlib.util") and name == "spec_from_file_location" and len(args) >= 2:
+            path = args[1]
+            if isinstance(path, str) and path.endswith(".py"):
+                file = posixpath.normpath(path)
+                return ("spec", file) if self.ws.exists(file) else UNKNOWN
+            return UNKNOWN
+        if target == ("ext", "importlib.util") and name == "module_from_spec" and args:
+            spec = args[0]
+            return ("module", spec[1]) if isinstance(spec, tuple) and spec[:1] == ("spec",) else UNKNOWN
+        if target == ("ext", "runpy") and name == "run_path" and args and isinstance(args[0], str):
+            file = posixpath.normpath(args[0])
+            return dict(self._module(file)[1]) if file.endswith(".py") and self.ws.exists(file) else UNKNOWN
+        return None
+
     def _module_attr(self, module: tuple[str, Any], name: Any, default: Any) -> Any:
         """``getattr(module, name)`` on a module of the workspace: what the module defines under that name."""
         if not isinstance(name, str) or not module[1]:
@@ -948,6 +969,8 @@ class Evaluator:
                 return UNKNOWN if name != "close" else None
             if target == ("ext", "importlib") and name == "import_module" and args and isinstance(args[0], str):
                 return self._imported(args[0], file)  # `getattr(importlib.import_module("pkg.mod"), "Cls")`
+            if (loaded := self._by_path(target, name, args)) is not None:
+                return loaded  # a Python file loaded by its path (a config file: BiSeNet's `cfg_file.cfg`)
             if _is_ext(target) and name in _SAME_PATH and len(args) == 1 and isinstance(args[0], str):
                 return args[0]  # `hydra.utils.to_absolute_path(p)`, `os.path.normpath(p)`
             if (
@@ -1048,6 +1071,8 @@ class Evaluator:
                 return args[0]  # hydra's `to_absolute_path(cfg.data.labels_path)`: the job's relative path
             if name == "getattr" and callee is None and len(args) >= 2 and _is_module(args[0]):
                 return self._module_attr(args[0], args[1], args[2] if len(args) > 2 else UNKNOWN)
+            if name == "globals" and callee is None and not args and not kwargs:
+                return dict(self._module(file)[1])  # `globals()[config.architecture](…)`: the module's names
             if (
                 name == "setattr"
                 and callee is None

@@ -23,7 +23,16 @@ from schedmate.agents.advisor.extract.syntax import parse, walk
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
 
-__all__ = ["ModelClass", "canonical_dataset", "find_class", "inline_model", "model_type_of", "readme_title", "task_of"]
+__all__ = [
+    "ModelClass",
+    "canonical_dataset",
+    "dataset_task",
+    "find_class",
+    "inline_model",
+    "model_type_of",
+    "readme_title",
+    "task_of",
+]
 
 # Architecture families by name, most specific first; generic CNN names come after structure.
 _SPECIFIC_FAMILIES: Final = (
@@ -69,6 +78,18 @@ def _datasets() -> tuple[tuple[re.Pattern[str], str], ...]:
     return tuple((re.compile(r["pattern"]), r["name"]) for r in rows)
 
 
+@functools.cache
+def _dataset_tasks() -> dict[str, str]:
+    rows = json.loads(_DATASETS_FILE.read_text(encoding="utf-8"))["datasets"]
+    return {r["name"]: r["task"] for r in rows if r.get("task")}
+
+
+def dataset_task(name: str | None) -> str | None:
+    """The task a well-known dataset is made for (per-pixel labels, video clips, a text corpus), by its canonical
+    name; None for a dataset used for several tasks (COCO, Pascal VOC, KITTI) or one not known."""
+    return _dataset_tasks().get(name) if name else None
+
+
 _LAYER_KINDS: Final = (
     # (a class of the job's named for self-attention — minGPT's `CausalSelfAttention` — is a transformer's layer)
     (
@@ -99,9 +120,26 @@ class ModelClass:
     name: str
     file: str | None = None
     line: int | None = None
-    layers: set[str] = field(default_factory=set)  # transformer / conv / rnn / linear / embedding
+    layers: set[str] = field(default_factory=set)  # transformer / conv / rnn / linear / embedding / attention
     layer_calls: list[str] = field(default_factory=list)
     backbones: list[tuple[str, str | None]] = field(default_factory=list)  # well-known models it builds, their type
+
+
+def _attends(fn: ast.AST) -> bool:
+    """Whether a method computes attention: a softmax of a product of two tensors (``einsum``, ``matmul``, ``bmm``,
+    ``@``) in the same function, as a self-attention layer written by hand does."""
+    if not isinstance(fn, ast.FunctionDef):
+        return False
+    softmax = product = False
+    for node in walk(fn):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            softmax = softmax or name.endswith("softmax")
+            product = product or name in ("einsum", "matmul", "bmm", "baddbmm")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            product = True
+    return softmax and product
 
 
 def find_class(ws: Workspace, name: str, code: str, file: str, depth: int = 0) -> ModelClass | None:
@@ -110,11 +148,12 @@ def find_class(ws: Workspace, name: str, code: str, file: str, depth: int = 0) -
         tree = parse(code)
     except SyntaxError:
         return None
-    for node in walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            mc = ModelClass(name, file, node.lineno)
-            _scan_layers(ws, tree, node, file, mc, depth)
-            return mc
+    for kind in (ast.ClassDef, ast.FunctionDef):  # (a function of that name builds it: PaLM's `def PaLM(*, dim, …)`)
+        for node in walk(tree):
+            if isinstance(node, kind) and node.name == name:
+                mc = ModelClass(name, file, node.lineno)
+                _scan_layers(ws, tree, node, file, mc, depth)
+                return mc
     if depth >= 4:
         return None
     for node in tree.body:
@@ -133,12 +172,17 @@ def find_class(ws: Workspace, name: str, code: str, file: str, depth: int = 0) -
     return None
 
 
-def _scan_layers(ws: Workspace, tree: ast.Module, cls: ast.ClassDef, file: str, mc: ModelClass, depth: int) -> None:
-    """The layer kinds a class uses, through the local classes it builds (bounded)."""
+def _scan_layers(
+    ws: Workspace, tree: ast.Module, cls: ast.ClassDef | ast.FunctionDef, file: str, mc: ModelClass, depth: int
+) -> None:
+    """The layer kinds a class (or a function that builds a model) uses, through the local classes it builds
+    (bounded)."""
     seen = {mc.name}
-    stack = [cls]
+    stack: list[ast.ClassDef | ast.FunctionDef] = [cls]
     while stack and len(seen) < 40:
         node = stack.pop()
+        if isinstance(node, ast.ClassDef) and any(map(_attends, walk(node))):
+            mc.layers.add("attention")  # its forward computes attention itself (PaLM's einsum and softmax)
         for call in (n for n in walk(node) if isinstance(n, ast.Call)):
             fn = call.func
             callee = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
@@ -214,6 +258,8 @@ def model_type_of(names: list[str], mc: ModelClass | None) -> str | None:
             "rnn" in mc.layers and not any(map(_SELF_ATTENTION.fullmatch, mc.layer_calls))
         ):
             return "decoder_only_transformer"  # (an LSTM decoder with an additive `Attention` module is an RNN)
+        if "attention" in mc.layers and mc.layers <= {"attention", "linear", "embedding"}:
+            return "decoder_only_transformer"  # attention written by hand, over tokens, with no conv or rnn layers
         if "conv" in mc.layers:
             return "cnn"
         if "rnn" in mc.layers:

@@ -432,6 +432,81 @@ def _micro_batch(ex: Extraction) -> Value | None:
 _PER_GPU: Final = re.compile(r"per_(?:gpu|device)$", re.I)  # `batch_size_per_gpu`, `samples_per_gpu`
 
 
+_HF_MODEL_LOAD: Final = re.compile(r"\b(?:Auto|Bert|GPT2|Roberta|T5|Llama)\w*Model\w*\.from_pretrained\(")
+
+
+def _loads_for_entry(text: str, code: str) -> bool:
+    """Whether a module of the job loads a transformers model where the entry uses it: at module level, or in a
+    top-level function or class the entry names (OpenNRE's ``BERTEncoder``), not in one it never uses
+    (build-nanogpt's ``hellaswag.evaluate``, which the entry does not call)."""
+    if not _HF_MODEL_LOAD.search(text):
+        return False
+    try:
+        tree, entry = parse(text), parse(code)
+    except SyntaxError:
+        return True
+    used = (
+        {n.id for n in walk(entry) if isinstance(n, ast.Name)}
+        | {n.attr for n in walk(entry) if isinstance(n, ast.Attribute)}
+        | {a.asname or a.name for n in walk(entry) if isinstance(n, ast.ImportFrom) for a in n.names}
+    )
+    for top in tree.body:
+        segment = ast.get_source_segment(text, top) or ""
+        if not _HF_MODEL_LOAD.search(segment):
+            continue
+        if not isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.If) or (
+            not isinstance(top, ast.If) and top.name in used
+        ):
+            return True
+    return False
+
+
+def _imports_used(code: str, package: str) -> bool:
+    """Whether the entry imports ``package`` where it runs: at module level, or in a function the code calls (not in
+    a method for another path that nothing calls, build-nanogpt's ``GPT.from_pretrained`` next to its own model)."""
+    try:
+        tree = parse(code)
+    except SyntaxError:
+        return re.search(rf"from {package} import|import {package}\b", code) is not None
+
+    def imports(node: ast.AST) -> bool:
+        return (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == package) or (
+            isinstance(node, ast.Import) and any(a.name.split(".")[0] == package for a in node.names)
+        )
+
+    functions = [f for f in walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
+    inside = {id(n) for f in functions for n in walk(f)}
+    if any(imports(n) and id(n) not in inside for n in walk(tree)):
+        return True
+
+    def called_outside(f: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        own = {id(n) for n in walk(f)}
+        return any(
+            isinstance(c, ast.Call) and id(c) not in own
+            and (c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", "")) == f.name
+            for c in walk(tree)
+        )  # fmt: skip
+
+    return any(any(map(imports, walk(f))) and called_outside(f) for f in functions)
+
+
+def _deepspeed_batches(ex: Extraction, num_gpus: int | None) -> tuple[int | None, int] | None:
+    """DeepSpeed's ``train_batch_size`` is the global batch (micro-batch x accumulation x ranks), whatever the
+    script's own options say: (the micro-batch its config sets, or what the global leaves per rank when the ranks
+    are known, else None; the global). None without one in the job's DeepSpeed config."""
+    glob = ex.values.get("deepspeed.train_batch_size")
+    if glob is None or not isinstance(glob.value, int) or isinstance(glob.value, bool) or glob.value <= 0:
+        return None
+    micro = ex.values.get("deepspeed.train_micro_batch_size_per_gpu")
+    if micro is not None and isinstance(micro.value, int) and not isinstance(micro.value, bool):
+        return micro.value, glob.value
+    accum = ex.values.get("deepspeed.gradient_accumulation_steps")
+    steps = accum.value if accum is not None and isinstance(accum.value, int) and accum.value > 0 else 1
+    if num_gpus and glob.value % (steps * num_gpus) == 0:
+        return glob.value // (steps * num_gpus), glob.value
+    return None, glob.value
+
+
 def _batch_sizes(
     ex: Extraction, bs: Any, num_gpus: int | None, distributed: str = "single_gpu", *, per_gpu: bool = False
 ) -> tuple[int | None, int | None]:
@@ -574,11 +649,11 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         if re.search(r"^\s*from diffusers\b[^\n]*\bimport\b[^\n]*\bUNet\w*Model\b", code, re.M):
             fw.append("Diffusers")  # it trains a diffusers U-Net (a text encoder from transformers stays frozen)
         elif (
-            re.search(r"from transformers import|import transformers", code)
+            _imports_used(code, "transformers")
             or any(
                 re.search(r"^(?:from transformers import|import transformers)", text, re.M)  # at module level (a
                 # method's own import for an optional path, nanoGPT's `from_pretrained('gpt2')`, does not count)
-                and re.search(r"\b(?:Auto|Bert|GPT2|Roberta|T5|Llama)\w*Model\w*\.from_pretrained\(", text)
+                and _loads_for_entry(text, code)
                 for _, text in ex.modules[:20]
             )
         ):  # (the job's own package loads a transformers model: OpenNRE's BERTEncoder)
@@ -704,6 +779,12 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
             (used := ex.uses.get("batch")) is not None and used.how.endswith("a per-GPU batch times the GPUs")
         )
         per_device, global_bs = _batch_sizes(ex, bs, setup.num_gpus, setup.distributed, per_gpu=per_gpu)
+        if (ds := _deepspeed_batches(ex, setup.num_gpus)) is not None:
+            per_device, global_bs = ds
+            told = ex.values["deepspeed.train_batch_size"]
+            t.prov["global_batch_size"] = FieldSource(file=told.source, line=told.line, path="static")
+            if per_device is None:
+                t.prov.pop("batch_size_per_device", None)
     frameworks: list[str] = []
     with st.step("frameworks"):
         frameworks = _frameworks(ex, setup.zero_stage)

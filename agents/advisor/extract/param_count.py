@@ -255,7 +255,7 @@ class ParamCounter(Evaluator):
             held = _reachable(built)
             total -= sum(size for key, (_, size) in self._templates.items() if key not in held)
             total += sum(size for key, (_, size) in self._handed.items() if key in held)  # `Projector(encoder)`
-        if (self._dropped or self._libraries) and isinstance(built, Obj | list | tuple | dict):
+        if (self._dropped or self._libraries or self._sizes) and isinstance(built, Obj | list | tuple | dict):
             kept = _reachable(built if isinstance(built, Obj) else Obj(attrs={"_": built}))
             held = set(kept)
             for owner, _ in self._dropped:
@@ -266,15 +266,18 @@ class ParamCounter(Evaluator):
                     if isinstance(v, Layer) and id(v) not in held:
                         gone[id(v)] = v.params
             registered = _reachable(built, plain_dicts=False) if isinstance(built, Obj) and self._libraries else kept
-            for key, library in self._libraries.items():  # a library model taken apart: what the model keeps of it
-                if key in registered:
+            instances = [(k, o, False) for k, (o, _) in self._sizes.items() if k not in self._libraries]
+            for key, model, library in [*((k, o, True) for k, o in self._libraries.items()), *instances]:
+                # a model taken apart (`list(resnet.children())[:-1]`, `vgg16().features`): what is kept of it counts
+                held = registered if library else kept
+                if key in held:
                     continue
-                parts = [v for v in _graph(library) if isinstance(v, Layer)]
-                own = [v for v in parts if id(v) in registered]
+                parts = [v for v in _graph(model) if isinstance(v, Layer)]
+                own = [v for v in parts if id(v) in held]
                 if own and key in self._handed:  # built before the call (`backbone = resnet50()`, then `Net(backbone)`)
-                    total += sum(v.params for v in own)
-                elif own or (key in kept and key not in self._handed):  # (in a plain dict attribute: not registered)
-                    gone.update({id(v): v.params for v in parts if id(v) not in registered})
+                    total += sum(v.params for v in own if id(v) not in gone)
+                elif own or (library and key in kept and key not in self._handed):  # (a plain dict attribute)
+                    gone.update({id(v): v.params for v in parts if id(v) not in held})
                 # (neither kept nor held: held where the count cannot follow it, so it is counted)
             total -= sum(gone.values())
         return total if total > 0 else None

@@ -313,6 +313,12 @@ class _Resolver:
             if test is None:
                 return _UNKNOWN
             return self.value(node.body if test else node.orelse, scope, line, d)
+        if (
+            isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In | ast.NotIn)
+            and _dotted(node.comparators[0]) == "os.environ" and isinstance(node.left, ast.Constant)
+            and node.left.value == "WORLD_SIZE" and self.world_size is not None and self.world_size > 1
+        ):  # fmt: skip
+            return isinstance(node.ops[0], ast.In)  # `"WORLD_SIZE" in os.environ`: a launcher of N processes sets it
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             a, b = self.value(node.left, scope, line, d), self.value(node.comparators[0], scope, line, d)
             if isinstance(node.ops[0], ast.Eq | ast.NotEq) and _is_cpu_test(node, a, b):
@@ -341,6 +347,23 @@ class _Resolver:
         if isinstance(node, ast.JoinedStr | ast.List | ast.Tuple):
             return _UNKNOWN
         return _UNKNOWN
+
+    def _entered_at(self, line: int) -> int:
+        """Where module-level code has run to when ``line`` runs: for a line inside a top-level function or class,
+        the last module-level call of it (``args.lr = args.lr * n`` in the ``__main__`` block before
+        ``Trainer(args)`` has run when ``Trainer.__init__`` reads ``args.lr``); else the line itself."""
+        module = self.module.node
+        if not isinstance(module, ast.Module):
+            return line
+        owner = next(
+            (d for d in module.body if isinstance(d, ast.FunctionDef | ast.ClassDef)
+             and d.lineno < line <= (d.end_lineno or d.lineno)),
+            None,
+        )  # fmt: skip
+        if owner is None:
+            return line
+        sites = [c.lineno for c, where in self.calls.get(owner.name, []) if where is module]
+        return max(sites, default=line)
 
     def _arm_may_run(self, scope: _Scope, key: str, line: int, depth: int) -> bool:
         """False when the assignment sits in an ``if`` arm whose condition evaluates to the other arm."""
@@ -500,10 +523,11 @@ class _Resolver:
         if key:  # an assignment to this attribute before the use overrides whatever it held
             s: _Scope | None = scope
             while s is not None:
+                before = self._entered_at(line) if s is self.module else line
                 hits = [
                     (ln, rhs)
                     for ln, rhs in s.attr_assigns.get(key, [])
-                    if (s is not scope or ln < line) and self._arm_may_run(s, key, ln, depth)
+                    if (s is not scope or ln < before) and self._arm_may_run(s, key, ln, depth)
                 ]
                 if hits:
                     ln, rhs = hits[-1]

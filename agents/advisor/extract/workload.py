@@ -25,6 +25,7 @@ from schedmate.agents.advisor.extract.identity import (
     ModelClass,
     canonical_dataset,
     char_level_dataset,
+    dataset_task,
     find_class,
     inline_model,
     model_type_of,
@@ -147,7 +148,8 @@ def _pretrained_by_name(ex: Extraction) -> tuple[str, Value] | None:
             if key == "model_name" and _only_names_a_folder(ex, key):
                 continue  # `--model_name mono_model` read only into `os.path.join(log_dir, model_name)`: the run's name
             return found
-    for m in re.finditer(r"(\w*)\.from_pretrained\(\s*['\"]([\w./-]+)['\"]", ex.code):
+    for m in re.finditer(r"^(?![ \t]*#).*?(\w*)\.from_pretrained\(\s*['\"]([\w./-]+)['\"]", ex.code, re.M):
+        # (not on a commented-out line: `# model = GPT.from_pretrained("gpt2")` loads nothing)
         if any(s in m.group(1) for s in NOT_WEIGHTS_LOADERS):
             continue  # `BertTokenizer.from_pretrained('bert-base-cased')` loads a vocabulary, not the model trained
         return "from_pretrained", Value(m.group(2), ex.launch.script or "", ex.code[: m.start()].count("\n") + 1)
@@ -944,6 +946,15 @@ def _is_lightning_module(built: object) -> bool:
 _SAME_MODULE: Final = frozenset({"cuda", "cpu", "to", "eval", "train", "half", "float", "double", "bfloat16"})
 
 
+def _bound_name(target: ast.expr) -> str:
+    """The name an assignment binds: ``model`` of ``model = …`` and of a trainer's ``self.model = …``."""
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        return target.attr
+    return ""
+
+
 def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, prov: dict[str, FieldSource]) -> _Model:
     """``net = get_network(args)``: a function of the job that builds the model however it likes (imports inside
     it, branches on the settings); the interpreter follows it, and the class of what it returns names the model."""
@@ -955,8 +966,8 @@ def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
     module_env = counter.module_env(script)
     for node in walk(tree):
         if not (
-            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-            and re.search(r"model|net", node.targets[0].id, re.I) and isinstance(node.value, ast.Call)
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)
+            and re.search(r"model|net", _bound_name(node.targets[0]), re.I)
         ):  # fmt: skip
             continue
         inner = _moved(node.value)  # `create_model(cfg).cpu()`: nn.Module's device and mode methods return the module
@@ -1711,9 +1722,12 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
         return ident
     if ident.model_type is None and pretrained is not None and _loads_causal_lm(ex):
         ident.model_type = "decoder_only_transformer"  # the checkpoint is loaded as a causal language model
-    if (
-        ident.model_type in (None, "cnn", "vision_transformer") and _vocabulary(ex, _SEGMENTATION_WORDS, enough=20)
-    ):  # fmt: skip
+    made_for = dataset_task(ident.dataset)  # (Cityscapes: per-pixel labels; UCF101: video clips; enwik8: text)
+    if made_for is not None and any(_CRITIC.search(t) for t in [ex.code, *(t for _, t in ex.modules[:20])]):
+        made_for = None  # a GAN trained on it (pix2pixHD's label maps to photos) does not predict its labels
+    if ident.model_type in (None, "cnn", "vision_transformer") and (
+        made_for == "semantic_segmentation" or _vocabulary(ex, _SEGMENTATION_WORDS, enough=20)
+    ):
         ident.model_type = ident.model_type or "cnn"
         ident.task = "semantic_segmentation"  # per-pixel labels: segmentation datasets, metrics and heads, mIoU
         return ident
@@ -1743,6 +1757,10 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
         tokens=model.cls is not None and "embedding" in model.cls.layers and "conv" not in model.cls.layers,
         reached=_reached_text(ws, ex, model),
     )
+    if made_for == "video_classification" and ident.task in (None, "image_classification"):
+        ident.task = made_for  # a classifier over clips (C3D on UCF101), not over images
+    if made_for == "language_modeling" and ident.task is None and pretrained is None:
+        ident.task = made_for  # a model trained on a text corpus from scratch (PaLM on enwik8)
     if ident.model_type is None and pretrained is not None and ident.task in _CAUSAL_LM_TASKS:
         ident.model_type = "decoder_only_transformer"  # SFT / DPO trainers fine-tune a causal language model
     if (env := ex.uses.get("dataset")) is not None and env.how.startswith(("gym.make", "gymnasium.make")):
