@@ -404,3 +404,128 @@ def test_a_config_loaded_by_path_stays_inside_the_working_directory(tmp_path: Pa
     meta = extract_metadata(job, "python tools/train.py --config ../secret_cfg.py")
     assert meta.learning_rate != pytest.approx(0.123)
     assert meta.params_millions is None
+
+
+def test_modules_one_optimizer_trains_together_are_counted_together(tmp_path: Path) -> None:
+    """NRI's `optim.Adam(list(encoder.parameters()) + list(decoder.parameters()))` and SfMLearner's parameter groups
+    over `disp_net` and `pose_net` (each later wrapped in DataParallel): the model is every module the optimizer
+    trains, not the first; a decoder chosen by a setting among several arms counts the arm that runs."""
+    write(
+        tmp_path,
+        {
+            "train.py": """
+import argparse
+import torch, torch.nn as nn
+parser = argparse.ArgumentParser()
+parser.add_argument('--decoder', type=str, default='mlp')
+args = parser.parse_args()
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(10, 20)
+class MLPDecoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(20, 30)
+class RNNDecoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(20, 500)
+encoder = Encoder()
+if args.decoder == 'mlp':
+    decoder = MLPDecoder()
+elif args.decoder == 'rnn':
+    decoder = RNNDecoder()
+optimizer = torch.optim.Adam(list(encoder.parameters()) + list(decoder.parameters()), lr=5e-4)
+""",
+            "groups.py": """
+import torch, torch.nn as nn
+class DispNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+class PoseNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(9, 16, 3)
+disp_net = DispNet().to('cuda')
+pose_net = PoseNet().to('cuda')
+disp_net = torch.nn.DataParallel(disp_net)
+pose_net = torch.nn.DataParallel(pose_net)
+optim_params = [{'params': disp_net.parameters(), 'lr': 2e-4}, {'params': pose_net.parameters(), 'lr': 2e-4}]
+optimizer = torch.optim.Adam(optim_params, betas=(0.9, 0.999))
+""",
+        },
+    )
+    meta = extract_metadata(tmp_path, "python train.py")
+    assert meta.params_millions == pytest.approx((10 * 20 + 20 + 20 * 30 + 30) / 1e6, abs=1e-4)
+    grouped = extract_metadata(tmp_path, "python groups.py")
+    assert grouped.params_millions == pytest.approx((3 * 8 * 9 + 8 + 9 * 16 * 9 + 16) / 1e6, abs=1e-4)
+
+
+def test_a_loss_chosen_by_name_is_not_the_model(tmp_path: Path) -> None:
+    """`getattr(losses, config['loss'])(ignore_index=255)` names a loss; `getattr(models, config['arch']['type'])(...)`
+    the model (yassouali/pytorch-segmentation): the model's name is the architecture's."""
+    write(
+        tmp_path,
+        {
+            "config.json": '{"arch": {"type": "SegNet", "args": {}}, "loss": "CrossEntropyLoss2d", "ignore_index": 255}',
+            "models/__init__.py": "from .segnet import SegNet\n",
+            "models/segnet.py": """
+import torch.nn as nn
+class SegNet(nn.Module):
+    def __init__(self, num_classes):
+        super().__init__()
+        self.conv = nn.Conv2d(3, num_classes, 1)
+""",
+            "losses.py": """
+import torch.nn as nn
+class CrossEntropyLoss2d(nn.Module):
+    def __init__(self, ignore_index=255):
+        super().__init__()
+""",
+            "train.py": """
+import argparse, json, torch
+import models, losses
+def get_instance(module, name, config, *args):
+    return getattr(module, config[name]['type'])(*args, **config[name]['args'])
+def main(config):
+    model = get_instance(models, 'arch', config, 19)
+    loss = getattr(losses, config['loss'])(ignore_index=config['ignore_index'])
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('-c', '--config', default='config.json', type=str)
+    args = parser.parse_args()
+    config = json.load(open(args.config))
+    main(config)
+""",
+        },
+    )
+    assert extract_metadata(tmp_path, "python train.py --config config.json").model_name != "CrossEntropyLoss2d"
+
+
+def test_layers_cast_to_half_one_by_one(tmp_path: Path) -> None:
+    """airbench's `for mod in self.modules(): mod.float() if isinstance(mod, BatchNorm) else mod.half()`: the
+    model's weights are fp16."""
+    write(
+        tmp_path,
+        {
+            "train.py": """
+import torch, torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.norm = nn.BatchNorm2d(8)
+        for mod in self.modules():
+            if isinstance(mod, nn.BatchNorm2d):
+                mod.float()
+            else:
+                mod.half()
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+"""
+        },
+    )
+    assert extract_metadata(tmp_path, "python train.py").precision == "fp16"

@@ -1200,6 +1200,7 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         and _callee(call.func) == "getattr"
         and len(call.func.args) == 2
         and not isinstance(call.func.args[1], ast.Constant)
+        and not _DATA_REGISTRIES.search(_dotted(call.func.args[0]))  # (`getattr(losses, config['loss'])()`)
     ):  # getattr(models, name)(...): a setting names the constructor (not `getattr(model, "criterion",
         yield "model", call.func.args[1], "getattr(module, name)()"  # CrossEntropyLoss)()`, an attribute's fallback)
     elif (
@@ -1818,10 +1819,21 @@ def find_uses(
         isinstance(n, ast.Call) and id(n) not in dead and _callee(n).endswith("DataLoader") and _loader_rank(n) > 0
         for n in walk(tree)
     )
+    cast_in_loop = {  # `for mod in self.modules(): mod.half()`: the model's layers cast one by one (airbench)
+        loop.target.id for loop in walk(tree)
+        if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, ast.Call)
+        and _callee(loop.iter) in ("modules", "children") and not loop.iter.args
+    }  # fmt: skip
     for node in walk(tree):
         charge_nodes()
         if not isinstance(node, ast.Call) or id(node) in dead:
             continue
+        if (
+            _callee(node) in ("half", "bfloat16") and not node.args and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in cast_in_loop and "cast" not in out
+        ):  # fmt: skip
+            said = f"{node.func.value.id}.{_callee(node)}() for each of a module's layers"
+            out["cast"] = Use("fp16" if _callee(node) == "half" else "bf16", file, node.lineno, said)
         if _callee(node) in ("spawn", "start_processes") and "spawn" not in out:
             out["spawn"] = Use(True, file, node.lineno, "starts worker processes (not in a dead branch)")
             procs = next((k.value for k in node.keywords if k.arg == "nprocs"), None)

@@ -718,6 +718,12 @@ def _model_from_call(
         mc = inline_model(node, script)
         cls = f"{cls} ({', '.join(dict.fromkeys(c for c in mc.layer_calls if c not in _ACTIVATIONS))})"
     _, count, built = _counted(ws, ex, counter, node, script)
+    if count is not None:
+        for other in _co_trained(ex, node):  # `Adam(list(encoder.parameters()) + list(decoder.parameters()))`
+            more = _counted(ws, ex, counter, other, script)[1]
+            if more is None:
+                break
+            count += more
     prov["model_name"] = FieldSource(file=script, line=node.lineno)
     inner = counter.dominant_part(built) if _is_lightning_module(built) or _is_plain_class(built) else None
     kinds = counter.kinds(built) if count is not None else None
@@ -727,6 +733,57 @@ def _model_from_call(
     if key is not None and key.line == node.lineno and isinstance(key.value, str) and _variant_of(key.value, cls):
         return _Model(key.value, mc, count, kinds)  # `create_by_name("RepVGG-A0")` builds a RepVGG: the key says which
     return _Model(_with_depth(cls, counter.arguments.get(cls, {})), mc, count, kinds)
+
+
+def _co_trained(ex: Extraction, node: ast.Call) -> list[ast.Call]:
+    """The constructor calls of the other modules one optimizer trains together with the module ``node`` builds
+    (NRI's ``optim.Adam(list(encoder.parameters()) + list(decoder.parameters()))``, SfMLearner's parameter groups):
+    each bound to a name once in the entry (in the arms the settings leave), by a class of the job's (capitalised),
+    not a wrapper or a container."""
+    try:
+        tree = parse(ex.code)
+    except SyntaxError:
+        return []
+    ruled_out = _entry_arms_ruled_out(tree, ex)  # `if args.decoder == 'mlp': decoder = MLPDecoder(...) elif ...`
+    assigned: dict[str, list[ast.expr]] = {}
+    for stmt in walk(tree):
+        if (
+            isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and id(stmt) not in ruled_out
+        ):  # fmt: skip
+            assigned.setdefault(stmt.targets[0].id, []).append(stmt.value)
+    var = next(
+        (n for n, values in assigned.items()
+         if any(v is node or (isinstance(v, ast.Call) and _unwrapped(v) is node) for v in values)),
+        None,
+    )  # fmt: skip
+    if var is None:
+        return []
+    for call in walk(tree):
+        if not (isinstance(call, ast.Call) and _builds_optimizer(call)):
+            continue
+        first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "params"), None)
+        if isinstance(first, ast.Name) and len(assigned.get(first.id, ())) == 1:
+            first = assigned[first.id][0]
+        owners = _parameter_owners(first) if first is not None else []
+        if var not in owners:
+            continue
+        others = []
+        for name in (o for o in owners if o != var):
+            built = [
+                _unwrapped(v)
+                for v in assigned.get(name, [])
+                if isinstance(v, ast.Call)
+                and not any(isinstance(a, ast.Name) and a.id == name for a in _unwrapped(v).args)
+            ]  # (`disp_net = DataParallel(disp_net)` wraps the module built before, `.to(device)` moves it)
+            if len(built) != 1:
+                return []
+            cls = _callee_name(built[0])
+            if not cls[:1].isupper() or _is_wrapper(cls) or cls in _CONTAINERS:
+                return []
+            others.append(built[0])
+        return others[:4]
+    return []
 
 
 def _variant_of(key: str, cls: str) -> bool:
