@@ -9,6 +9,7 @@ For ``llamafactory-cli``: its YAML, then flags and overrides.
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -133,6 +134,76 @@ def _files_in_folders(ws: Workspace, args: list[str], code: str) -> list[str]:
         folder = a.rstrip("/").removeprefix("./")
         out += [f"{folder}/{n}" for n in names if ws.exists(f"{folder}/{n}")]
     return out[:4]
+
+
+_SPEC: Final = re.compile(r"[A-Za-z_][\w.-]*(?:,[A-Za-z_]\w*=[^,=]+)+")  # "adam,lr=0.0001,beta1=0.9"
+_SETTINGS_NAME: Final = re.compile(r"(?i)^(?:config|cfg|conf|opts?|args|hparams|hps|params|settings)$")
+_LOADS_FILE: Final = frozenset({"load", "safe_load", "full_load"})
+
+
+def _fixed_path(node: ast.expr, script: str) -> str | None:
+    """A path the entry spells out, relative to the working directory: a literal, or one joined to the script's own
+    folder (``Path(Path(__file__).parent, "config/train.yaml")``, ``os.path.join(os.path.dirname(__file__), …)``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name) and node.id == "__file__":
+        return script
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        inner = _fixed_path(node.value, script)
+        return posixpath.dirname(inner) if inner is not None else None
+    if isinstance(node, ast.Call) and node.args and not node.keywords:
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        parts = [_fixed_path(a, script) for a in node.args]
+        if any(p is None for p in parts):
+            return None
+        if name in ("Path", "PurePath", "join"):
+            return posixpath.normpath(posixpath.join(*[p for p in parts if p])) if any(parts) else None
+        if name == "dirname" and len(parts) == 1:
+            return posixpath.dirname(parts[0] or "")
+        if name in ("abspath", "realpath", "normpath") and len(parts) == 1:
+            return parts[0]
+    return None
+
+
+def _read_fixed_config(ws: Workspace, ex: Extraction, code: str, script: str) -> None:
+    """A config file the entry opens at a path it spells out and binds to a settings name (BYOL's ``config =
+    yaml.safe_load(f)`` after ``with open(Path(Path(__file__).parent, 'config/train_config.yaml')) as f``): its values
+    are the job's settings, below anything the command line or a named config file sets."""
+    try:
+        tree = parse(code)
+    except SyntaxError:
+        return
+    opened: dict[str, str] = {}  # `with open(path) as f`: f → path
+    for node in walk(tree):
+        if isinstance(node, ast.With):
+            for item in node.items:
+                call = item.context_expr
+                if (
+                    isinstance(item.optional_vars, ast.Name) and isinstance(call, ast.Call) and call.args
+                    and getattr(call.func, "id", "") == "open" and (path := _fixed_path(call.args[0], script))
+                ):  # fmt: skip
+                    opened[item.optional_vars.id] = path
+    for node in walk(tree):
+        if not (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and _SETTINGS_NAME.match(node.targets[0].id) and isinstance(node.value, ast.Call) and node.value.args
+            and isinstance(node.value.func, ast.Attribute) and node.value.func.attr in _LOADS_FILE
+        ):  # fmt: skip
+            continue
+        arg = node.value.args[0]
+        if isinstance(arg, ast.Name):
+            path = opened.get(arg.id)
+        elif isinstance(arg, ast.Call) and getattr(arg.func, "id", "") == "open" and arg.args:
+            path = _fixed_path(arg.args[0], script)
+        else:
+            path = _fixed_path(arg, script)
+        if not path or not path.endswith((".yaml", ".yml", ".json", ".toml")):
+            continue
+        loaded = load_with_bases(ws.read_text_or_none, posixpath.normpath(path))
+        if loaded:
+            ex.sources.append(posixpath.normpath(path))
+            ex.values.update({k: v for k, v in loaded.items() if k not in ex.values})
+        return
 
 
 def _one_dict_file(values: dict[str, Value], path: str) -> dict[str, Value]:
@@ -423,6 +494,11 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
         if given is not None and isinstance(given.value, str):
             ex.values.update({k: Value(v, "command") for k, v in parse_pairs(given.value).items()})
     _read_config_files(ws, ex, launch.args, code, loose)
+    _read_fixed_config(ws, ex, code, script)
+    for key, given in list(ex.values.items()):  # `--optimizer adam_inverse_sqrt,lr=0.0001,warmup_updates=4000`
+        if isinstance(given.value, str) and _SPEC.fullmatch(given.value):  # (XLM, fairseq: a name, then its options)
+            for k, v in parse_pairs(given.value.partition(",")[2]).items():
+                ex.values.setdefault(f"{key}.{k}", Value(v, given.source, given.line))
     hydra = compose_hydra(ws, launch.script, code, overrides)
     if hydra is not None:
         root_path, composed = hydra

@@ -139,6 +139,8 @@ _ITERTOOLS: Final[dict[str, Callable[..., Any]]] = {
 def _itertools(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """``list(itertools.product(range(r), range(r)))``: the standard library's combinators over known sequences,
     bounded at ``_MAX_ITEMS`` results (a pair grid of attention offsets, LeViT's ``points``); UNKNOWN otherwise."""
+    if name == "repeat" and len(args) == 2 and isinstance(args[1], int) and 0 <= args[1] <= _MAX_ITEMS:
+        return [args[0]] * args[1]  # timm's `to_2tuple`: `tuple(repeat(x, n))`
     if name not in _ITERTOOLS or not args or not all(isinstance(a, list | tuple | range | str) for a in args):
         return UNKNOWN
     if any(v is UNKNOWN for v in kwargs.values()) or set(kwargs) - {"repeat", "r", "initial"}:
@@ -366,6 +368,7 @@ class Evaluator:
         self.max_steps = max_steps
         self._steps = 0
         self.out_of_share = False  # stopped at its share of the extraction's budget
+        self.closures: dict[int, tuple[Callee, dict[str, Any]]] = {}  # id of a nested def → (it, its scope)
         self.cuts: list[str] = []  # why evaluation stopped early (recursion, the step budget, its share of the budget)
         self.parsed_settings: Obj | None = None  # what `parser.parse_args()` returns: the job's merged settings
         self.argv: list[str] | None = None  # `sys.argv` of the script evaluated as `__main__` (None: not known)
@@ -505,7 +508,9 @@ class Evaluator:
     def _stmt(self, node: ast.stmt, env: dict[str, Any], file: str, module_level: bool = False) -> None:
         self._tick()
         if isinstance(node, ast.ClassDef | ast.FunctionDef):
-            env[node.name] = ("def", node, file)
+            env[node.name] = defined = ("def", node, file)
+            if isinstance(node, ast.FunctionDef) and not module_level and len(self.closures) < 10_000:
+                self.closures[id(defined)] = (defined, env)  # a closure: `def _ntuple(n): def parse(x): … n …`
         elif isinstance(node, ast.ImportFrom):
             target = self.ws.module_file(node.module or "", node.level, file)
             for alias in node.names:
@@ -1056,6 +1061,8 @@ class Evaluator:
                 raise AbortError(f"call of {name}, which holds an unknown (a layer class chosen at run time?)")
             if (callee in _IS_FUNCTION or (name == "callable" and callee is None)) and len(args) == 1:
                 return _callable(args[0], functions_only=callee in _IS_FUNCTION)  # `d() if isfunction(d) else d`
+            if isinstance(callee, tuple) and _is_ext(callee) and str(callee[1]).startswith("itertools."):
+                return _itertools(str(callee[1]).rsplit(".", 1)[-1], args, kwargs)  # `from itertools import repeat`
             if callee == ("ext", "functools.partial") and args:  # `partial(nn.LayerNorm, eps=1e-6)`
                 return ("partial", args[0], tuple(args[1:]), tuple(kwargs.items()))
             if _is_partial(callee):  # `norm_layer(embed_dim)`

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Final
 
 from schedmate.agents.advisor.extract.known import known_model
-from schedmate.agents.advisor.extract.syntax import parse, walk
+from schedmate.agents.advisor.extract.syntax import last_names, parse, walk
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
 
@@ -45,7 +45,7 @@ _SPECIFIC_FAMILIES: Final = (
     (r"\bvit\b|vit[-_]|deit|swin|beit|visiontransformer|segformer|\bmit[-_]b\d|poolformer|metaformer",
      "vision_transformer"),
     (r"roberta|deberta|\bbert|electra|albert|xlm-?r|formaskedlm", "encoder_only_transformer"),
-    (r"gpt|llama|qwen|mistral|mixtral|gemma|\bphi|\bopt-|bloom|falcon|pythia|neox|causallm|olmo|deepseek|"
+    (r"gpt|llama|qwen|mistral|mixtral|gemma|\bphi|\bopt-|bloom|falcon|pythia|neox|causallm|\bolmo|deepseek|"
      r"starcoder|codegen|baichuan|chatglm|internlm|yi-|causal_lm|\bmpt[-_]", "decoder_only_transformer"),
 )  # fmt: skip
 _GENERIC_FAMILIES: Final = (
@@ -183,6 +183,12 @@ def _scan_layers(
         node = stack.pop()
         if isinstance(node, ast.ClassDef) and any(map(_attends, walk(node))):
             mc.layers.add("attention")  # its forward computes attention itself (PaLM's einsum and softmax)
+        for base in last_names(node.bases) if isinstance(node, ast.ClassDef) else ():
+            if base not in seen:  # `class NAFNetLocal(Local_Base, NAFNet)`: the layers its local bases build
+                seen.add(base)
+                local = next((c for c in walk(tree) if isinstance(c, ast.ClassDef) and c.name == base), None)
+                if local is not None:
+                    stack.append(local)
         for call in (n for n in walk(node) if isinstance(n, ast.Call)):
             fn = call.func
             callee = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""

@@ -48,6 +48,7 @@ class ParamCounter(Evaluator):
         self._globals: dict[str, dict[str, Any]] = {}  # file → module globals the command line or a config sets
         self._dropped: list[tuple[Obj, Any]] = []  # (owner, module) an attribute held before it was reassigned
         self._libraries: dict[int, Obj] = {}  # library models built (torchvision's), which a job may take apart
+        self.library_builders: list[str] = []  # the library builders the last count called (`resnet50`), in order
 
     def _snapshot(self) -> Any:
         return self._total
@@ -123,6 +124,7 @@ class ParamCounter(Evaluator):
         self._templates.clear()
         self._dropped = []
         self._libraries = {k: v for k, v in self._libraries.items() if k in self._handed}
+        self.library_builders = []
         self.arguments = {}
         self.built = None
         try:
@@ -475,6 +477,7 @@ class ParamCounter(Evaluator):
             value, params = library  # `torchvision.models.resnet50()`: its children, which the job may take apart
             self._sizes[id(value)] = (value, params)
             self._libraries[id(value)] = value
+            self.library_builders.append(name)
         elif value is UNKNOWN and (size := _library_model(name, args)) is not None:
             value, params = Layer(size, 0), size  # `torchvision.models.resnet50()` inside the job's model
         self._total += params
@@ -558,6 +561,8 @@ class ParamCounter(Evaluator):
             return UNKNOWN  # a dummy forward pass in __init__ (strides from `self.forward(zeros)`) builds nothing
         if isinstance(node, ast.FunctionDef):
             env = dict(self._module(file)[1])
+            if (closure := self.closures.get(id(callee))) is not None and closure[0] is callee:
+                env.update(closure[1])  # the names of the function it was defined in (timm's `to_2tuple`)
             self._bind(node, args, kwargs, env, file)
             if id(node) not in self._pure:
                 self._pure[id(node)] = builds_nothing(node)

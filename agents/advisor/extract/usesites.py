@@ -26,6 +26,7 @@ import contextlib
 import copy
 import math
 import operator
+import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -263,7 +264,12 @@ class _Resolver:
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.Name):
+            if node.id == "__file__" and self.file.endswith(".py"):
+                return self.file  # the script's own path: `Path(Path(__file__).parent, "config/train.yaml")`
             return self._name(node.id, scope, line, d)
+        if isinstance(node, ast.Attribute) and node.attr == "parent":
+            base = self.value(node.value, scope, line, d)  # `Path(__file__).parent`: the folder of a path
+            return posixpath.dirname(base) if isinstance(base, str) else _UNKNOWN
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             v = self.value(node.operand, scope, line, d)
             return -v if isinstance(v, int | float) and not isinstance(v, bool) else _UNKNOWN
@@ -720,6 +726,11 @@ class _Resolver:
     def _call_value(self, node: ast.Call, scope: _Scope, line: int, depth: int) -> Any:
         name, dotted = _callee(node), _dotted(node.func)
         args = node.args
+        if dotted in _PATH_CALLS and args and not node.keywords:
+            parts = [self.value(a, scope, line, depth) for a in args]
+            if not all(isinstance(p, str) for p in parts):
+                return _UNKNOWN
+            return _PATH_CALLS[dotted]([str(p) for p in parts])  # a path the job builds from its own file's folder
         if name in _STR_METHODS and isinstance(node.func, ast.Attribute) and not node.keywords:
             return self._str_method(node.func.value, name, args, scope, line, depth)
         if name in ("int", "float", "round") and len(args) == 1:
@@ -828,6 +839,20 @@ class _Resolver:
                     ):  # fmt: skip
                         return self.value(item.context_expr.args[0], scope, line, depth)
         return _UNKNOWN
+
+
+def _joined(parts: list[str]) -> str:
+    return posixpath.normpath(posixpath.join(*[p for p in parts if p])) if any(parts) else ""
+
+
+_PATH_CALLS: Final[dict[str, Callable[[list[str]], str]]] = {
+    **dict.fromkeys(("Path", "pathlib.Path", "PurePath", "os.path.join", "osp.join", "path.join"), _joined),
+    **dict.fromkeys(("os.path.dirname", "osp.dirname"), lambda p: posixpath.dirname(p[0]) if len(p) == 1 else ""),
+    **dict.fromkeys(
+        ("os.path.abspath", "os.path.realpath", "os.path.normpath", "osp.abspath", "osp.realpath", "osp.normpath"),
+        lambda p: posixpath.normpath(p[0]) if len(p) == 1 and p[0] else "",
+    ),
+}  # (relative to the working directory, where the script's own `__file__` is read from)
 
 
 _STR_METHODS: Final = frozenset({"startswith", "endswith", "lower", "upper", "strip", "casefold"})

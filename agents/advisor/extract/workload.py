@@ -718,6 +718,11 @@ def _model_from_call(
         mc = inline_model(node, script)
         cls = f"{cls} ({', '.join(dict.fromkeys(c for c in mc.layer_calls if c not in _ACTIVATIONS))})"
     _, count, built = _counted(ws, ex, counter, node, script)
+    if mc is not None and count is not None and counter.library_builders:
+        chosen = counter.library_builders[0]  # the backbone the count built (TSM's `getattr(models, arch)` arm), not
+        mc.backbones.sort(key=lambda b: b[0] != chosen)  # the first one its source mentions (a MobileNet arm)
+        if not any(b[0] == chosen for b in mc.backbones) and (hit := known_model(chosen)) is not None:
+            mc.backbones.insert(0, (chosen, hit[1]))
     if count is not None:
         for other in _co_trained(ex, node):  # `Adam(list(encoder.parameters()) + list(decoder.parameters()))`
             more = _counted(ws, ex, counter, other, script)[1]
