@@ -188,3 +188,115 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.02)
     )
     meta = extract_metadata(tmp_path, "python main.py --arch resnet50")
     assert meta.model_name is not None and meta.model_name.startswith("resnet50")
+
+
+def test_module_globals_set_in_the_main_block(tmp_path: Path) -> None:
+    """nlp-tutorial's Transformer: the classes read `d_model`, `n_layers`, ... that the script's `if __name__ ==
+    '__main__':` block sets before building the model; run as a script, those are module globals."""
+    write(
+        tmp_path,
+        {
+            "Transformer.py": """
+import torch, torch.nn as nn, torch.optim as optim
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(d_model, d_ff)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(vocab_size, d_model)
+        self.layers = nn.ModuleList([Layer() for _ in range(n_layers)])
+if __name__ == '__main__':
+    vocab = {'P': 0, 'ich': 1, 'mochte': 2}
+    vocab_size = len(vocab)
+    d_model = 64
+    d_ff = 128
+    n_layers = 2
+    model = Net()
+    optimizer = optim.Adam(model.parameters(), lr=0.001)
+"""
+        },
+    )
+    want = (3 * 64 + 2 * (64 * 128 + 128)) / 1e6
+    assert extract_metadata(tmp_path, "python Transformer.py").params_millions == pytest.approx(want, abs=1e-3)
+
+
+def test_a_settings_dict_built_with_dict_in_an_imported_module(tmp_path: Path) -> None:
+    """face.evoLVe: `configurations = {1: dict(BATCH_SIZE=512, LR=0.1, ..., DEVICE=torch.device(...))}` in config.py,
+    read by the entry as `cfg = configurations[1]; BATCH_SIZE = cfg['BATCH_SIZE']`; the literal entries count, and a
+    DIV2K folder name is the DIV2K dataset."""
+    write(
+        tmp_path,
+        {
+            "config.py": """
+import torch
+configurations = {
+    1: dict(
+        BATCH_SIZE = 512,
+        LR = 0.1,
+        NUM_EPOCH = 125,
+        DEVICE = torch.device("cuda:0" if torch.cuda.is_available() else "cpu"),
+    ),
+}
+""",
+            "train.py": """
+import torch
+from config import configurations
+if __name__ == '__main__':
+    cfg = configurations[1]
+    BATCH_SIZE = cfg['BATCH_SIZE']
+    LR = cfg['LR']
+    NUM_EPOCH = cfg['NUM_EPOCH']
+    model = torch.nn.Linear(4, 4)
+    train_loader = torch.utils.data.DataLoader('data/DIV2K_train_HR', batch_size=BATCH_SIZE)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    for epoch in range(NUM_EPOCH):
+        pass
+""",
+        },
+    )
+    meta = extract_metadata(tmp_path, "python train.py")
+    assert (meta.batch_size_per_device, meta.epochs, meta.learning_rate) == (512, 125, pytest.approx(0.1))
+    assert meta.dataset == "DIV2K"
+
+
+def test_a_model_module_chosen_by_name_with_import_module(tmp_path: Path) -> None:
+    """EDSR-style loaders: `from importlib import import_module`, then `module = import_module('model.' +
+    args.model.lower())` and `self.model = module.make_model(args)` inside the harness class: the module the setting
+    names builds the model that is counted."""
+    write(
+        tmp_path,
+        {
+            "model/__init__.py": """
+from importlib import import_module
+import torch.nn as nn
+class Model(nn.Module):
+    def __init__(self, args):
+        super().__init__()
+        module = import_module('model.' + args.model.lower())
+        self.model = module.make_model(args)
+""",
+            "model/tiny.py": """
+import torch.nn as nn
+def make_model(args):
+    return Tiny(args)
+class Tiny(nn.Module):
+    def __init__(self, args):
+        super().__init__()
+        self.conv = nn.Conv2d(3, args.n_feats, 3)
+""",
+            "main.py": """
+import argparse, torch
+import model
+parser = argparse.ArgumentParser()
+parser.add_argument('--model', default='EDSR')
+parser.add_argument('--n_feats', type=int, default=64)
+args = parser.parse_args()
+net = model.Model(args)
+optimizer = torch.optim.Adam(net.parameters(), lr=1e-4)
+""",
+        },
+    )
+    meta = extract_metadata(tmp_path, "python main.py --model TINY --n_feats 32")
+    assert meta.params_millions == pytest.approx((3 * 32 * 9 + 32) / 1e6, abs=1e-4)

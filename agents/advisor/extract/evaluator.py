@@ -1061,12 +1061,16 @@ class Evaluator:
                 raise AbortError(f"call of {name}, which holds an unknown (a layer class chosen at run time?)")
             if (callee in _IS_FUNCTION or (name == "callable" and callee is None)) and len(args) == 1:
                 return _callable(args[0], functions_only=callee in _IS_FUNCTION)  # `d() if isfunction(d) else d`
+            if callee == ("ext", "importlib.import_module") and args and isinstance(args[0], str):
+                return self._imported(args[0], file)  # `from importlib import import_module` (EDSR's model loader)
             if isinstance(callee, tuple) and _is_ext(callee) and str(callee[1]).startswith("itertools."):
                 return _itertools(str(callee[1]).rsplit(".", 1)[-1], args, kwargs)  # `from itertools import repeat`
             if callee == ("ext", "functools.partial") and args:  # `partial(nn.LayerNorm, eps=1e-6)`
                 return ("partial", args[0], tuple(args[1:]), tuple(kwargs.items()))
             if _is_partial(callee):  # `norm_layer(embed_dim)`
                 return self._call_value(callee, args, kwargs, file)
+            if callee == ("ext", "importlib.import_module") and args and isinstance(args[0], str):
+                return self._imported(args[0], file)  # `from importlib import import_module` (EDSR's model loader)
             if isinstance(callee, tuple) and _is_ext(callee) and str(callee[1]).startswith("itertools."):
                 # `from itertools import product`
                 return _itertools(str(callee[1]).rsplit(".", 1)[-1], args, kwargs)

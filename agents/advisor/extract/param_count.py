@@ -349,6 +349,28 @@ class ParamCounter(Evaluator):
                         env[target.id] = overrides[target.id]
                         self._globals.setdefault(file, {})[target.id] = overrides[target.id]
 
+    def bind_main_block(self, file: str, call: ast.Call, env: dict[str, Any]) -> None:
+        """Names the script's ``if __name__ == "__main__":`` block binds before ``call`` are module globals when it
+        runs as a script, so the classes it defines read them (nlp-tutorial's ``d_model = 512`` after
+        ``class Transformer``): plain values from ``env`` (from :meth:`values_at`) the module leaves unknown."""
+        try:
+            tree, module_env = self._module(file)
+        except AbortError:
+            return
+        block = next(
+            (n for n in tree.body if isinstance(n, ast.If) and _is_main_test(n.test)
+             and n.lineno <= call.lineno <= (n.end_lineno or n.lineno)),
+            None,
+        )  # fmt: skip
+        if block is None:
+            return
+        bound = {t.id for s in block.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
+        for name in bound:
+            value = env.get(name, UNKNOWN)
+            if isinstance(value, int | float | str | tuple | list | dict) and module_env.get(name, UNKNOWN) is UNKNOWN:
+                module_env[name] = value
+                self._globals.setdefault(file, {})[name] = value
+
     def values_at(self, call: ast.Call, file: str, settings: Obj) -> dict[str, Any]:
         """What the names hold where ``call`` (a statement of ``file``) runs: the statements before it, in its
         function and in the blocks around it, are evaluated in order. A branch whose test is known is followed;
@@ -665,6 +687,15 @@ class ParamCounter(Evaluator):
 
 _CLASS_COUNT: Final = re.compile(r"(?:num_|n_|n)?(?:classes|class|joints|keypoints|labels)", re.I)
 _STAND_IN_CLASSES: Final = 10
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    """``__name__ == "__main__"``."""
+    return (
+        isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+        and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )  # fmt: skip
 
 
 def _in_range(key: Any, items: list[Any]) -> bool:

@@ -883,6 +883,14 @@ def _literal(node: ast.expr) -> Any:
             if isinstance(key, str | int) and value is not _UNKNOWN:
                 out[key] = value
         return out
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "dict"
+        and not node.args
+        and all(k.arg for k in node.keywords)
+    ):  # `dict(BATCH_SIZE=512, DEVICE=torch.device(...))` (face.evoLVe's configurations): its literal entries
+        return {k.arg: v for k in node.keywords if (v := _literal(k.value)) is not _UNKNOWN}
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):

@@ -677,6 +677,7 @@ def _counted(
     )
     counter.bind_settings(script, ns, given)  # `opt = parser.parse_args()` at module level, read by its classes
     env = counter.values_at(node, script, ns)  # `num_classes = 1000 if args.dataset == "imagenet" else 100`
+    counter.bind_main_block(script, node, env)  # `d_model = 512` in the `__main__` block, read by the classes
     for name in {n.id for n in walk(node) if isinstance(n, ast.Name)} - set(dir(builtins)):
         if env.get(name, UNKNOWN) is UNKNOWN:
             env[name] = ns  # `args.classes`, `hps.data.hop_length`, `cfg.model`: the merged settings
