@@ -160,7 +160,9 @@ model.fc = nn.Linear(512, 2)
 
 def test_the_table_agrees_with_the_published_counts() -> None:
     """The builders' structure table (made from torchvision) and the known-models table (torchvision's published
-    'Params' column) give the same counts for the classification models both hold."""
+    'Params' column) give the same counts for the models both hold, detectors and vision transformers included
+    (within 0.5 %: ViT-H/14's published count is at a larger image size); a v2 detector is not its v1's prefix match
+    (`retinanet_resnet50_fpn_v2` is 38.2 M, not RetinaNet v1's 34.0 M)."""
     table = json.loads(
         (Path(__file__).parents[1] / "agents/advisor/extract/library_modules.json").read_text(encoding="utf-8")
     )
@@ -168,11 +170,11 @@ def test_the_table_agrees_with_the_published_counts() -> None:
     for name in table["models"]:
         built = library_module(name, {})
         published = known_model(name)
-        if built is None or published is None or published[1] != "cnn":
+        if built is None or published is None:
             continue
         checked += 1
-        assert built[1] / 1e6 == pytest.approx(published[0], abs=0.06), name
-    assert checked >= 30
+        assert built[1] / 1e6 == pytest.approx(published[0], abs=max(0.06, 0.005 * published[0])), name
+    assert checked >= 60
 
 
 def test_a_head_replaced_by_setattr(tmp_path: Path) -> None:
