@@ -41,7 +41,7 @@ from schedmate.agents.advisor.extract.hydra import compose_hydra
 from schedmate.agents.advisor.extract.launch import Launch, small_count
 from schedmate.agents.advisor.extract.syntax import parse, walk
 from schedmate.agents.advisor.extract.syspath import sys_path_roots
-from schedmate.agents.advisor.extract.usesites import SPLIT_LOADER, Use, find_uses
+from schedmate.agents.advisor.extract.usesites import SPLIT_LOADER, Use, find_uses, path_call
 from schedmate.agents.advisor.extract.workspace import Workspace
 
 __all__ = ["Extraction", "collect_settings"]
@@ -152,16 +152,10 @@ def _fixed_path(node: ast.expr, script: str) -> str | None:
         inner = _fixed_path(node.value, script)
         return posixpath.dirname(inner) if inner is not None else None
     if isinstance(node, ast.Call) and node.args and not node.keywords:
-        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
         parts = [_fixed_path(a, script) for a in node.args]
         if any(p is None for p in parts):
             return None
-        if name in ("Path", "PurePath", "join"):
-            return posixpath.normpath(posixpath.join(*[p for p in parts if p])) if any(parts) else None
-        if name == "dirname" and len(parts) == 1:
-            return posixpath.dirname(parts[0] or "")
-        if name in ("abspath", "realpath", "normpath") and len(parts) == 1:
-            return parts[0]
+        return path_call(ast.unparse(node.func), [str(p) for p in parts]) or None  # (the resolver's path calls)
     return None
 
 

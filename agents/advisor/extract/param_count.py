@@ -253,19 +253,23 @@ class ParamCounter(Evaluator):
         """The total, less the templates that were only copied: ``block = Block(…)`` then ``nn.ModuleList([copy.
         deepcopy(block) for _ in range(n)])`` trains the copies, not ``block`` (unless the model holds it too)."""
         total = self._total
+        takes_apart = bool(self._dropped or self._libraries or self._sizes)
+        if not (isinstance(built, Obj) and (self._templates or self._handed)) and not (
+            takes_apart and isinstance(built, Obj | list | tuple | dict)
+        ):
+            return total if total > 0 else None
+        kept = _reachable(built if isinstance(built, Obj) else Obj(attrs={"_": built}))  # what the model holds
         if (self._templates or self._handed) and isinstance(built, Obj):
-            held = _reachable(built)
-            total -= sum(size for key, (_, size) in self._templates.items() if key not in held)
-            total += sum(size for key, (_, size) in self._handed.items() if key in held)  # `Projector(encoder)`
-        if (self._dropped or self._libraries or self._sizes) and isinstance(built, Obj | list | tuple | dict):
-            kept = _reachable(built if isinstance(built, Obj) else Obj(attrs={"_": built}))
-            held = set(kept)
+            total -= sum(size for key, (_, size) in self._templates.items() if key not in kept)
+            total += sum(size for key, (_, size) in self._handed.items() if key in kept)  # `Projector(encoder)`
+        if takes_apart:
+            still_held = set(kept)  # (and what the owners of dropped modules hold)
             for owner, _ in self._dropped:
-                held |= _reachable(owner)
+                still_held |= _reachable(owner)
             gone: dict[int, int] = {}
             for _, old in self._dropped:  # `backbone.features = None` after its slices were taken: the rest goes
                 for v in _graph(old) if isinstance(old, Obj) else _graph(Obj(attrs={"_": old})):
-                    if isinstance(v, Layer) and id(v) not in held:
+                    if isinstance(v, Layer) and id(v) not in still_held:
                         gone[id(v)] = v.params
             registered = _reachable(built, plain_dicts=False) if isinstance(built, Obj) and self._libraries else kept
             instances = [(k, o, False) for k, (o, _) in self._sizes.items() if k not in self._libraries]

@@ -45,7 +45,7 @@ from schedmate.agents.advisor.extract.evaluator import is_config_singleton, is_n
 from schedmate.agents.advisor.extract.syntax import last_names, parse, walk
 from schedmate.agents.advisor.extract.workspace import Workspace
 
-__all__ = ["NOT_WEIGHTS_LOADERS", "OPTIMIZERS", "SPLIT_LOADER", "Use", "find_uses"]
+__all__ = ["NOT_WEIGHTS_LOADERS", "OPTIMIZERS", "SPLIT_LOADER", "Use", "find_uses", "path_call"]
 
 _MAX_DEPTH: Final = 24
 _UNKNOWN: Final = object()
@@ -730,7 +730,7 @@ class _Resolver:
             parts = [self.value(a, scope, line, depth) for a in args]
             if not all(isinstance(p, str) for p in parts):
                 return _UNKNOWN
-            return _PATH_CALLS[dotted]([str(p) for p in parts])  # a path the job builds from its own file's folder
+            return path_call(dotted, [str(p) for p in parts])  # a path the job builds from its own file's folder
         if name in _STR_METHODS and isinstance(node.func, ast.Attribute) and not node.keywords:
             return self._str_method(node.func.value, name, args, scope, line, depth)
         if name in ("int", "float", "round") and len(args) == 1:
@@ -853,6 +853,13 @@ _PATH_CALLS: Final[dict[str, Callable[[list[str]], str]]] = {
         lambda p: posixpath.normpath(p[0]) if len(p) == 1 and p[0] else "",
     ),
 }  # (relative to the working directory, where the script's own `__file__` is read from)
+
+
+def path_call(dotted: str, parts: list[str]) -> str | None:
+    """The path a path-building call makes of known parts (``os.path.join``, ``Path``, ``os.path.dirname``,
+    ``os.path.abspath``, by the callee's dotted name); None for any other call."""
+    make = _PATH_CALLS.get(dotted)
+    return make(parts) if make is not None and parts else None
 
 
 _STR_METHODS: Final = frozenset({"startswith", "endswith", "lower", "upper", "strip", "casefold"})
