@@ -249,3 +249,30 @@ def test_lightning_rich_bar_counts_epochs_from_zero_when_the_run_states_its_epoc
     restored.restore("j", json.loads(json.dumps(t.job("j").progress.to_state())))
     restored.feed("j", 2, [bar])
     assert restored.snapshot("j").as_dict()["step"] == 128
+
+
+def test_a_key_in_brackets_names_the_value_after_it_and_a_duration_in_minutes_is_no_step_time() -> None:
+    """A loguru trainer's `[Loss] nan | [step]   149 | [time] 0.4m`: the bracketed keys name the loss (NaN, reported
+    as such) and the global step, which wins over the epoch's `iter[14/15]` counter; `0.4m` is minutes per epoch, not
+    a step time, so the step time comes from the stamps: 25.369 s over the 15 steps between the last two lines."""
+    lines = [
+        f"2023-01-25 00:22:{s} | INFO     | trainers.base_trainer:train_epochs:256 - [R0] | E{e} iter[ 14/ 15] | "
+        f"[Loss] {loss} | [exp] ./exp/0125/car/lion_B40 | [step]   {step} | [url] none | [time] 0.4m (~5h) |"
+        for s, e, loss, step in (
+            ("00.025", 7, "51566519.44", 119),
+            ("25.365", 8, "nan", 134),
+            ("50.734", 9, "nan", 149),
+        )
+    ]
+    got = snap(lines)
+    assert got["step"] == 149 and math.isnan(float(got["loss"]))  # type: ignore[arg-type]
+    assert got["step_time_s"] == pytest.approx(25.369 / 15, rel=1e-3)
+
+
+def test_a_total_column_that_sums_the_parts_before_it_is_the_loss() -> None:
+    """Early YOLOv5 headers name the loss parts `box obj cls` and then `total`: the total is the loss when it is the
+    sum of the number columns before it (to its printed precision); a `total` that is not their sum is no loss."""
+    head = " Epoch   gpu_mem       box       obj       cls     total    labels  img_size"
+    row = "     0/299      5.2G      0.11    0.1612   0.03867    {}        28      1280:   1%|▌    | 1/78 [00:04<05:27,  4.26s/it]"
+    assert snap([head, row.format("0.3099")])["loss"] == pytest.approx(0.3099)
+    assert snap([head, row.format("0.4099")])["loss"] is None

@@ -376,3 +376,18 @@ def test_a_cpp_exception_glued_to_the_progress_bar_starts_the_failure() -> None:
         "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x75b3 in /x/torch/lib/libc10.so)",
     ]
     assert diagnose_lines(lines).first_error_line == 2
+
+
+def test_a_path_the_job_may_not_access_is_the_jobs_and_a_read_only_file_system_the_storages() -> None:
+    """TensorFlow's `Permission denied: /models` (the script saves under a root directory its user cannot write) is
+    the job's path, with or without a Python exception after it; `Read-only file system` stays a storage fault."""
+    denied = diagnose_lines([
+        "2019-04-04 13:09:09.579104: W tensorflow/core/framework/op_kernel.cc:1273] OP_REQUIRES failed at "
+        "save_restore_v2_ops.cc:109 : Permission denied: /models; Permission denied",
+        "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python2.7/dist-packages/tensorflow/python/training/saver.py", line 1441, in save',
+        "    {self.saver_def.filename_tensor_name: checkpoint_file})",
+    ])  # fmt: skip
+    assert (denied.first_error_line, denied.category, denied.infra_component) == (1, "user_script", None)
+    readonly = diagnose_lines(["OSError: [Errno 30] Read-only file system: '/models/ckpt'"])
+    assert (readonly.category, readonly.infra_component) == ("infrastructure", "storage")

@@ -140,6 +140,12 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
     _s("file_missing", r"\bFileNotFoundError\b|\bNo such file or directory\b", "user_script", None, ERROR,
        "a file the job reads does not exist at that path",
        ("FileNotFoundError: [Errno 2] No such file or directory: 'data/train.bin'",)),
+    _s("permission_denied", r"\bPermission denied\b|\bPermissionError\b|\bEACCES\b", "user_script", None, ERROR,
+       "the job reads or writes a path its user may not access: point it at a location it owns or fix the "
+       "permissions (a read-only file system is a storage fault, told apart above)",
+       ("PermissionError: [Errno 13] Permission denied: '/data'",
+        "W tensorflow/core/framework/op_kernel.cc:1273] OP_REQUIRES failed at save_restore_v2_ops.cc:109 : "
+        "Permission denied: /models; Permission denied")),
     # --- symptoms / unknown root cause ---
     _s("kernel_range_assert", r"\bAssertion `t >= 0 && t < n_classes` failed|\bAssertion `(?:input_val|target_val) >= "
        r"zero && (?:input_val|target_val) <= one` failed|\bAssertion `srcIndex < srcSelectDimSize` failed|"

@@ -58,7 +58,7 @@ _NUM_MASK: Final = "\x00"
 # optional quotes, ':' or '=' and an opening bracket.
 _KEY_BEFORE: Final = re.compile(
     r"([A-Za-z][A-Za-z0-9_./-]*(?:\([A-Za-z]+\))?(?: [A-Za-z][A-Za-z_]*){0,3}?)( ?\((?:ms|s|sec)\))?"
-    r"\s*['\"]?\s*[:=]?\s*['\"]?\s*[\[(]?\s*$"
+    r"\]?\s*['\"]?\s*[:=]?\s*['\"]?\s*[\[(]?\s*$"  # (a key in brackets names the value after it: "[Loss] 0.5")
 )
 _UNIT_AFTER: Final = re.compile(
     r"\s?(it/s|s/it|steps/s|step/s|steps/sec|iters/s|iter/s|updates/s|ms/step|us/step|\u00b5s/step|s/step|ms/it|ms/iter|"
@@ -387,8 +387,8 @@ def learn_spec(line: str) -> TemplateSpec:
         if unit in _RATE_UNITS and metric in (None, "samples_per_s", "tokens_per_s"):
             slots.append(Slot(i, _RATE_UNITS[unit], "keyed"))  # type: ignore[arg-type]
             continue
-        if metric == "step_time_s" and re.match(r":\d\d", after):
-            continue  # "Total time: 1:52:15" is a duration on a clock, not a step time
+        if metric == "step_time_s" and (re.match(r":\d\d", after) or (not unit and re.match(r"[A-Za-z]", after))):
+            continue  # "Total time: 1:52:15" is a duration on a clock, "[time] 0.4m" one in another unit: no step time
         if metric is not None:
             if metric == "step_time_s":
                 scale = 0.001 if (unit == "ms" or key_unit == "ms") else 1.0

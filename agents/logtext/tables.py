@@ -56,7 +56,30 @@ def label_row(header: tuple[str, ...], text: str) -> str | None:
     parts = [float(v) for n, v in zip(header, values, strict=True) if _PART_LOSS.fullmatch(n) and _NUMBER.fullmatch(v)]
     if len(parts) >= 2 and "loss" not in (n.lower() for n in header):
         labelled += f" loss {sum(parts):.6g}"  # the objective is the sum of the parts the table shows
+    elif "loss" not in (n.lower() for n in header) and (total := _summed_total(header, values)) is not None:
+        labelled += f" loss {total}"  # early YOLOv5's "box obj cls total": the total column is the objective
     return f"{labelled}: {' '.join(rest)}" if rest else labelled
+
+
+def _summed_total(header: tuple[str, ...], values: list[str]) -> str | None:
+    """The value of a ``total`` column when it is the sum of the two or more number columns right before it (the
+    parts of a loss the table prints unnamed, ``box obj cls total``); None otherwise."""
+    names = [n.lower() for n in header]
+    if "total" not in names:
+        return None
+    at = names.index("total")
+    if not _NUMBER.fullmatch(values[at]):
+        return None
+    parts: list[float] = []
+    for value in reversed(values[1:at]):  # (the first column is the counter)
+        if not _NUMBER.fullmatch(value):
+            break  # a unit-bearing column ("5.2G" of memory) ends the parts
+        parts.append(float(value))
+    total = float(values[at])
+    decimals = len(values[at].partition(".")[2]) if "e" not in values[at].lower() else 6
+    if len(parts) >= 2 and abs(sum(parts) - total) <= 10.0**-decimals:
+        return values[at]
+    return None
 
 
 def foreign_table_bar(header: tuple[str, ...], text: str) -> bool:
