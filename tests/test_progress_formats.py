@@ -276,3 +276,14 @@ def test_a_total_column_that_sums_the_parts_before_it_is_the_loss() -> None:
     row = "     0/299      5.2G      0.11    0.1612   0.03867    {}        28      1280:   1%|▌    | 1/78 [00:04<05:27,  4.26s/it]"
     assert snap([head, row.format("0.3099")])["loss"] == pytest.approx(0.3099)
     assert snap([head, row.format("0.4099")])["loss"] is None
+
+
+def test_a_linking_word_between_a_metrics_name_and_its_value_is_not_part_of_the_name() -> None:
+    """Keras's LearningRateScheduler prints `setting learning rate to 0.001` before each epoch: the rate in effect,
+    read although `to` stands between the name and the number; the epoch summary after it still gives loss and step."""
+    got = snap([
+        "Epoch 31/120",
+        "Epoch 00031: LearningRateScheduler setting learning rate to 0.001.",
+        "1000/1000 [==============================] - 1884s 2s/step - loss: 3.5842 - val_loss: 3.4307",
+    ])  # fmt: skip
+    assert (got["lr"], got["loss"], got["epoch"]) == (0.001, 3.5842, 31)

@@ -391,3 +391,42 @@ def test_a_path_the_job_may_not_access_is_the_jobs_and_a_read_only_file_system_t
     assert (denied.first_error_line, denied.category, denied.infra_component) == (1, "user_script", None)
     readonly = diagnose_lines(["OSError: [Errno 30] Read-only file system: '/models/ckpt'"])
     assert (readonly.category, readonly.infra_component) == ("infrastructure", "storage")
+
+
+def test_the_oom_killer_named_in_the_log_is_the_jobs_memory_request_and_outranks_the_bare_kill() -> None:
+    """A Slurm cgroup OOM kill (`Detected 1 oom-kill event(s)`, `task 0: Out Of Memory`) is the job asking for more
+    host memory than it was given (user_script, like a CUDA OOM), located at the line that says so rather than at
+    the bare `Killed` printed before it; a bare `Killed` alone stays other."""
+    slurm = diagnose_lines([
+        "Epoch: [0][511/1736]\t Loss 0.5117 MAE 0.6075 RMSE 0.7153",
+        "/var/spool/slurmd/job00191/slurm_script: line 28:  8156 Killed                  python3 main.py --epochs 400",
+        "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=191.batch cgroup. Some of your processes may have "
+        "been killed by the cgroup out-of-memory handler.",
+    ])  # fmt: skip
+    assert (slurm.first_error_line, slurm.category, slurm.infra_component) == (3, "user_script", None)
+    srun = diagnose_lines(["srun: error: gpu20-15: task 0: Out Of Memory"])
+    assert srun.category == "user_script" and "host memory" in srun.explanation
+    bare = diagnose_lines(["Epoch: [0][511/1736]\t Loss 0.5117", "Killed"])
+    assert (bare.first_error_line, bare.category) == (2, "other")
+
+
+def test_a_bar_at_step_zero_after_a_traceback_does_not_hide_it() -> None:
+    """Another rank draws its `0%| | 0/168` bar after this rank's ZeRO-3 assertion: a bar before any step ran is no
+    training progress, so the traceback before it is the failure, not the launcher's summary after it."""
+    got = diagnose_lines([
+        '[rank0]:   File "/env/lib/python3.11/site-packages/deepspeed/runtime/engine.py", line 1997, in no_sync',
+        "[rank0]:     assert not self.zero_optimization_partition_gradients(), \\",
+        "[rank0]: AssertionError: no_sync context manager is incompatible with gradient partitioning logic of ZeRO stage 3",
+        "  0%|                                                  | 0/168 [00:00<?, ?it/s]",
+        "W1126 23:28:07.821000 402381 site-packages/torch/distributed/elastic/multiprocessing/api.py:897] Sending "
+        "process 402434 closing signal SIGTERM",
+        "E1126 23:28:11.641000 402381 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] failed "
+        "(exitcode: 1) local_rank: 1 (pid: 402435) of binary: /env/bin/python",
+    ])  # fmt: skip
+    assert got.first_error_line == 1 and got.category != "other"
+    started = diagnose_lines([
+        "  1%|▌                                                 | 2/168 [00:04<05:27,  2.00s/it]",
+        "  2%|█                                                 | 3/168 [00:06<05:27,  2.00s/it]",
+        "E1126 23:28:11.641000 402381 api.py:869] failed (exitcode: 1) local_rank: 1 (pid: 402435) of binary: python",
+    ])  # fmt: skip
+    assert started.first_error_line == 3

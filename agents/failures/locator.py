@@ -17,7 +17,7 @@ from typing import Final
 from schedmate.agents.failures.signatures import ERROR, HARDWARE, MAX_LINE_CHARS, Signature, match_signature
 from schedmate.agents.failures.tracebacks import Traceback, find_tracebacks, strip_prefix
 from schedmate.agents.logtext.lines import visible_segments
-from schedmate.agents.logtext.slots import learn_spec, template_key
+from schedmate.agents.logtext.slots import learn_spec, numbers_of, template_key
 from schedmate.agents.logtext.templates import rule_class
 
 __all__ = ["CHUNK_LINES", "ErrorBlock", "Locator"]
@@ -43,6 +43,7 @@ class Locator:
 
     def __init__(self) -> None:
         self._progress: dict[str, bool] = {}
+        self._zero_counter: dict[str, int | None] = {}  # the template's step counter when it is all it reports
         self.calls = 0
 
     def _visible(self, raw: str) -> str:
@@ -61,9 +62,25 @@ class Locator:
                 core = {s.metric for s in spec.slots} & _TRAINING_METRICS
                 hit = spec.is_progress and bool(core) and match_signature(seg) is None and rule_class(seg) != "error"
                 self._progress[key] = hit
-            if hit:
+                counters = [s.index for s in spec.slots if s.kind == "counter" and s.metric == "step"]
+                only = (
+                    core == {"step"}
+                    and len(counters) == 1
+                    and not any(s.metric == "step" and s.kind != "counter" for s in spec.slots)
+                )
+                self._zero_counter[key] = counters[0] if only else None
+            if hit and not self._not_started(key, seg):
                 return True
         return False
+
+    def _not_started(self, key: str, seg: str) -> bool:
+        """Whether a line that counts steps and reports nothing else shows its loop at 0 (``0%| | 0/168``): a bar
+        drawn before any step ran is no progress (another rank's bar printed after this rank's traceback)."""
+        at = self._zero_counter.get(key)
+        if at is None:
+            return False
+        numbers = numbers_of(seg)
+        return at < len(numbers) and numbers[at] == 0
 
     def chunk_has_progress(self, lines: list[str], chunk: int) -> bool:
         """One classifier call: does chunk ``chunk`` contain a progress line?"""

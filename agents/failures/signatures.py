@@ -20,6 +20,7 @@ __all__ = ["HARDWARE", "KILL", "MAX_LINE_CHARS", "SIGNATURES", "SYMPTOM", "Signa
 
 HARDWARE: Final = 3.0  # hardware / kernel evidence (Xid, ECC, NVLink, InfiniBand, storage)
 KILL: Final = 2.0  # a rank killed by a signal
+EXPLAINED_KILL: Final = 2.5  # a kill whose reason the log states (the kernel's or the scheduler's OOM killer)
 ERROR: Final = 1.0  # an ordinary error
 SYMPTOM: Final = 0.5  # consequences of a failure elsewhere (peer gone, timeouts, launcher summaries)
 
@@ -109,6 +110,15 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
         "RuntimeError: DataLoader worker (pid 7579) is killed by signal: Bus error. It is possible that dataloader's "
         "workers are out of shared memory.")),
     # --- the job's own doing ---
+    _s("host_oom_kill", r"\boom[-_]kill event|\bkilled by the cgroup out-of-memory handler\b|"
+       r"\btask \d{1,6}: Out Of Memory\b|\bOut of memory: Kill(?:ed)? process\b|\bMemory cgroup out of memory\b",
+       "user_script", None, EXPLAINED_KILL,
+       "the job used more host memory than it was given (its Slurm/cgroup memory request, or the node's RAM) and the "
+       "kernel's OOM killer ended it: request more memory (--mem) or hold less in memory (fewer loader workers, "
+       "smaller caches)",
+       ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=191.batch cgroup. Some of your processes may have "
+        "been killed by the cgroup out-of-memory handler.", "srun: error: gpu20-15: task 0: Out Of Memory",
+        "Out of memory: Killed process 4242 (python) total-vm:90000000kB")),
     _s("cuda_oom", r"\bCUDA out of memory\b|\bOutOfMemoryError\b|\bCUBLAS_STATUS_ALLOC_FAILED\b|\bout of memory\b",
        "user_script", None, ERROR, "the job asked for more GPU memory than the device has: reduce the batch size or "
        "sequence length, or enable gradient checkpointing / mixed precision",
@@ -177,7 +187,7 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
        "other", None, SYMPTOM, "a peer rank went away; this rank's error is a consequence",
        ("RuntimeError: [gloo/transport/tcp/pair.cc:537] Read error: Connection reset by peer",)),
     _s("sigkill", r"\bexitcode\s{0,4}:\s{0,4}-9\b|\bSignals?\.SIGKILL\b|\bsignal 9\b|\bKilled\b|\bexit code 137\b|"
-       r"\boom-kill\b|\bWTERMSIG\s{1,4}9\b", "other", None, KILL,
+       r"\bWTERMSIG\s{1,4}9\b", "other", None, KILL,
        "a process was killed with SIGKILL by something outside it (out-of-memory killer, scheduler or admin)",
        ("failed (exitcode: -9) local_rank: 1 (pid: 29548)", "Killed")),
     _s("launcher_summary", r"\bChildFailedError\b|\bfailed \(exitcode: -?\d{1,4}\)|\bSending process \d{1,10} closing signal\b",

@@ -273,9 +273,15 @@ def _declared_total(words: str, keys: frozenset[str] = _DECLARED_TOTAL_KEYS) -> 
     return any(_normalise_key(" ".join(parts[i:])) in keys for i in range(max(0, len(parts) - 4), len(parts)))
 
 
+_LINKING: Final = frozenset({"to", "is", "now", "was", "becomes"})
+
+
 def _metric_for_words(words: str) -> Metric | None:
-    """Metric named by the words before a number: the longest phrase that names one."""
+    """Metric named by the words before a number: the longest phrase that names one (a linking word after the name
+    is not part of it: Keras's "setting learning rate to 0.001", "loss is 0.52")."""
     parts = words.split()
+    while len(parts) > 1 and parts[-1].lower() in _LINKING:
+        parts.pop()
     for i in range(len(parts)):
         metric = _metric_for_key(_normalise_key(" ".join(parts[i:])))
         if metric is not None:
