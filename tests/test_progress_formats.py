@@ -287,3 +287,19 @@ def test_a_linking_word_between_a_metrics_name_and_its_value_is_not_part_of_the_
         "1000/1000 [==============================] - 1884s 2s/step - loss: 3.5842 - val_loss: 3.4307",
     ])  # fmt: skip
     assert (got["lr"], got["loss"], got["epoch"]) == (0.001, 3.5842, 31)
+
+
+def test_a_counter_named_by_its_loops_word_is_the_step_and_at_links_a_name_to_its_value() -> None:
+    """`Batch 20/500` and DLRM's `Finished training it 960/306969` are counters named by the loop's word (alone,
+    `batch 32` would be a size, not a step); RVC's `step at 59000` names the step across `at`, and the stamps then
+    give the step time: 7311 s over the 200 steps between the last two lines."""
+    assert snap(["Epoch 1, Batch 20/500, loss 0.5"])["step"] == 20
+    dlrm = snap(["Finished training it 960/306969 of epoch 0, 25.53 ms/it, loss 0.500798, accuracy 76.797"])
+    assert (dlrm["step"], dlrm["total_steps"], dlrm["step_time_s"]) == (960, 306969, pytest.approx(0.02553))
+    assert snap(["batch 32 loss 0.5"])["step"] is None
+    rvc = snap([
+        "2024-04-10 05:03:10 | INFO | logs | Total loss at epoch 5, step at 58800, loss=32.79433822631836",
+        "2024-04-10 07:05:01 | INFO | logs | Total loss at epoch 5, step at 59000, loss=35.7524299621582",
+    ])  # fmt: skip
+    assert (rvc["step"], rvc["epoch"], rvc["loss"]) == (59000, 5, 35.7524299621582)
+    assert rvc["step_time_s"] == pytest.approx(7311 / 200)

@@ -430,3 +430,45 @@ def test_a_bar_at_step_zero_after_a_traceback_does_not_hide_it() -> None:
         "E1126 23:28:11.641000 402381 api.py:869] failed (exitcode: 1) local_rank: 1 (pid: 402435) of binary: python",
     ])  # fmt: skip
     assert started.first_error_line == 3
+
+
+def test_device_memory_exhausted_on_a_tpu_is_the_jobs_and_a_busy_gpu_the_nodes() -> None:
+    """XLA's `RESOURCE_EXHAUSTED: Attempting to reserve 6.48G ...` is a device out of memory, the job's (like a CUDA
+    OOM); `all CUDA-capable devices are busy or unavailable` before a traceback cut short is the node's GPUs, found at
+    the line that says so."""
+    tpu = diagnose_lines([
+        "2022-04-04 00:27:49.642380: E tensorflow/compiler/xla/xla_client/xla_util.cc:88]   (1) RESOURCE_EXHAUSTED: "
+        "Attempting to reserve 6.48G at the bottom of memory. That was not possible. There are 6.78G free.",
+        "2022-04-04 00:27:49.642399: E tensorflow/compiler/xla/xla_client/xla_util.cc:88] 0 successful operations.",
+    ])  # fmt: skip
+    assert (tpu.first_error_line, tpu.category) == (1, "user_script")
+    busy = diagnose_lines([
+        "THCudaCheck FAIL file=/opt/conda/work/torch/lib/THC/THCStream.cpp line=40 error=46 : all CUDA-capable "
+        "devices are busy or unavailable",
+        "Traceback (most recent call last):",
+        '  File "train.py", line 289, in train',
+        "    output = model(input_var)",
+        '  File "/env/lib/python3.6/site-packages/torch/nn/parallel/data_parallel.py", line 69, in forward',
+        "    inputs, kwargs = self.scatter(inputs, kwargs, self.device_ids)",
+    ])  # fmt: skip
+    assert (busy.first_error_line, busy.category, busy.infra_component) == (1, "infrastructure", "gpu")
+
+
+def test_an_exception_printed_before_the_chain_marker_starts_the_failure() -> None:
+    """JAX prints only `jax.errors.SimplifiedTraceback: ...` (glued to a bar), then `The above exception was the
+    direct cause of the following exception:` and the traceback with the message: the failure starts at the first
+    exception of the chain, not at the traceback after the marker."""
+    got = diagnose_lines([
+        "Model Contain  1.100048384  Billion Parameters",
+        "  0%|          | 0/12000 [00:00<?, ?it/s]jax.errors.SimplifiedTraceback: For simplicity, JAX has removed its "
+        "internal frames from the traceback of the following exception.",
+        "",
+        "The above exception was the direct cause of the following exception:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "/home/u/EasyDeL/1.py", line 101, in <module>',
+        '    output = trainer.train(flax.core.FrozenDict({"params": params}))',
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory space hbm. Used 21.90G "
+        "of 7.48G hbm.",
+    ])  # fmt: skip
+    assert (got.first_error_line, got.category) == (2, "user_script")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from schedmate.agents.failures.signatures import ERROR, HARDWARE, MAX_LINE_CHARS, Signature, match_signature
-from schedmate.agents.failures.tracebacks import Traceback, find_tracebacks, strip_prefix
+from schedmate.agents.failures.tracebacks import Traceback, chain_origin, find_tracebacks, strip_prefix
 from schedmate.agents.logtext.lines import visible_segments
 from schedmate.agents.logtext.slots import learn_spec, numbers_of, template_key
 from schedmate.agents.logtext.templates import rule_class
@@ -148,7 +148,8 @@ class Locator:
                     sig = sig or match_signature(f"{inner.exc_type}: {inner.message}")
                 prio = sig.priority if sig is not None else ERROR
                 if tb.end >= start or prio >= HARDWARE:
-                    blocks.append(ErrorBlock(i, tb.end, prio, sig, tb, "traceback"))
+                    origin = chain_origin(lines, i, max(hard_from, blocks[-1].end + 1 if blocks else 0))
+                    blocks.append(ErrorBlock(i if origin is None else origin, tb.end, prio, sig, tb, "traceback"))
                 i = tb.end + 1
                 continue
             text = self._visible(lines[i])

@@ -16,7 +16,16 @@ from typing import Final
 
 from schedmate.schemas.jobs_failures import FailureCategory, InfraComponent
 
-__all__ = ["HARDWARE", "KILL", "MAX_LINE_CHARS", "SIGNATURES", "SYMPTOM", "Signature", "match_signature"]
+__all__ = [
+    "GPU_UNAVAILABLE",
+    "HARDWARE",
+    "KILL",
+    "MAX_LINE_CHARS",
+    "SIGNATURES",
+    "SYMPTOM",
+    "Signature",
+    "match_signature",
+]
 
 HARDWARE: Final = 3.0  # hardware / kernel evidence (Xid, ECC, NVLink, InfiniBand, storage)
 KILL: Final = 2.0  # a rank killed by a signal
@@ -57,6 +66,11 @@ def _s(
 # Every alternative starts and ends on a word boundary, and gaps are bounded (``.{0,N}``), so a
 # pattern costs O(line length * N) at worst, never quadratic in the line. Order matters: the first
 # match wins for a line.
+# The node's GPUs cannot be used at all (busy in exclusive mode, driver not loaded, needs a reset): the node's fault.
+GPU_UNAVAILABLE: Final = (
+    r"\bbusy or unavailable\b|\bCUDA driver initialization failed\b|\bcudaErrorDevicesUnavailable\b|"
+    r"\bDriver Not Loaded\b|\bGPU requires reset\b|\bcuInit\b.{0,40}\bfailed\b"
+)
 _XID = r"\bXid\b(?:\s{0,4}\([^)]{0,64}\))?:\s{0,4}"
 SIGNATURES: Final[tuple[Signature, ...]] = (
     # --- GPU hardware (NVIDIA Xid codes, ECC) ---
@@ -74,6 +88,10 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
        "infrastructure", "gpu", HARDWARE, "uncorrectable GPU memory (ECC) error: the GPU's memory is faulty",
        ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "Xid 48: DBE (double bit error) ECC error",
         "row remapping failure on GPU 3")),
+    _s("gpu_unavailable", GPU_UNAVAILABLE, "infrastructure", "gpu", ERROR,
+       "the node's GPUs cannot be used (busy in exclusive mode, driver not loaded or needing a reset): the node, not "
+       "the job",
+       ("THCudaCheck FAIL file=THCStream.cpp line=40 error=46 : all CUDA-capable devices are busy or unavailable",)),
     _s("gpu_lost", r"\bGPU has fallen off the bus\b|\bGPU is lost\b|\bUnable to determine the device handle for GPU",
        "infrastructure", "gpu", HARDWARE, "the GPU disappeared from the PCIe bus (hardware/driver fault)",
        ("Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost",)),
@@ -119,10 +137,13 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
        ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=191.batch cgroup. Some of your processes may have "
         "been killed by the cgroup out-of-memory handler.", "srun: error: gpu20-15: task 0: Out Of Memory",
         "Out of memory: Killed process 4242 (python) total-vm:90000000kB")),
-    _s("cuda_oom", r"\bCUDA out of memory\b|\bOutOfMemoryError\b|\bCUBLAS_STATUS_ALLOC_FAILED\b|\bout of memory\b",
-       "user_script", None, ERROR, "the job asked for more GPU memory than the device has: reduce the batch size or "
-       "sequence length, or enable gradient checkpointing / mixed precision",
-       ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",)),
+    _s("cuda_oom", r"\bCUDA out of memory\b|\bOutOfMemoryError\b|\bCUBLAS_STATUS_ALLOC_FAILED\b|\bout of memory\b|"
+       r"\bRESOURCE_EXHAUSTED\b.{0,200}\b(?:memory|allocat\w{0,5}|reserve)\b|\bOOM when allocating\b",
+       "user_script", None, ERROR, "the job asked for more device memory (GPU or TPU) than the device has: reduce the "
+       "batch size or sequence length, or enable gradient checkpointing / mixed precision",
+       ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+        "E xla_util.cc:88]   (1) RESOURCE_EXHAUSTED: Attempting to reserve 6.48G at the bottom of memory. That was not "
+        "possible.")),
     _s("host_oom", r"\bMemoryError\b|\bUnable to allocate [\d.]{1,20} ?[KMGTP]i?B\b", "user_script", None, ERROR,
        "the job tried to allocate more host memory than available",
        ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.2 GiB for an array",)),

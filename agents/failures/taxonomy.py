@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from schedmate.agents.failures.signatures import GPU_UNAVAILABLE
 from schedmate.agents.failures.tracebacks import Frame
 from schedmate.schemas.jobs_failures import FailureCategory, InfraComponent
 
@@ -63,11 +64,7 @@ _NCCL_INTERNAL: Final = re.compile(r"\bncclInternalError\b|\binternal error - pl
 _NCCL_USAGE: Final = re.compile(r"\bncclInvalid(?:Argument|Usage)\b|\binvalid (?:argument|usage)\b.{0,40}\bNCCL\b")
 _NCCL_CUDA: Final = re.compile(r"\bncclUnhandledCudaError\b|\bunhandled cuda error\b", re.IGNORECASE)
 # The GPU or its driver is not usable on this node (another process holds it, the driver did not load).
-_GPU_UNAVAILABLE: Final = re.compile(
-    r"\bbusy or unavailable\b|\bCUDA driver initialization failed\b|\bcudaErrorDevicesUnavailable\b|"
-    r"\bDriver Not Loaded\b|\bGPU requires reset\b|\bcuInit\b.{0,40}\bfailed\b",
-    re.IGNORECASE,
-)
+_GPU_UNAVAILABLE: Final = re.compile(GPU_UNAVAILABLE, re.IGNORECASE)
 _CUDA_ASYNC: Final = re.compile(
     r"\billegal memory access\b|\bmisaligned address\b|\bunspecified launch failure\b|\billegal instruction\b|"
     r"\bcudaErrorIllegalAddress\b|\blaunch timed out\b",

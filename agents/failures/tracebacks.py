@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
-__all__ = ["Frame", "Traceback", "find_tracebacks", "strip_prefix"]
+__all__ = ["Frame", "Traceback", "chain_origin", "find_tracebacks", "strip_prefix"]
 
 # "[rank1]: ", "[default0]:", "0: " (srun -l), "[1,0]<stderr>:" (mpirun)
 _PREFIX: Final = re.compile(r"^(?:\[(?:rank|default)?\d+\]:\s?|\d{1,4}: |\[\d+,\d+\]<std(?:out|err)>:\s?)")
@@ -111,6 +111,26 @@ def find_tracebacks(lines: list[str], start: int = 0, end: int | None = None) ->
         else:
             out.append(tb)
     return out
+
+
+_CAUSE_LINE: Final = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception|Traceback)\b:\s")
+
+
+def chain_origin(lines: list[str], start: int, lowest: int = 0) -> int | None:
+    """The line of the exception a traceback at ``start`` was raised from, when only its message was printed before
+    the chain marker (JAX's ``jax.errors.SimplifiedTraceback: …`` glued to a bar, then "The above exception was the
+    direct cause of the following exception:"); None when nothing like it is there."""
+    k = start - 1
+    while k >= lowest and not lines[k].strip():
+        k -= 1
+    if k < lowest or start - k > 3 or not _CHAIN.search(strip_prefix(lines[k])):
+        return None
+    k -= 1
+    while k >= lowest and not lines[k].strip():
+        k -= 1
+    if k < lowest or _CAUSE_LINE.search(strip_prefix(lines[k])[:2000]) is None:
+        return None
+    return k
 
 
 def _chained_between(lines: list[str], a: int, b: int) -> bool:

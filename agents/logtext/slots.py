@@ -114,6 +114,9 @@ _DECLARED_TOTAL_KEYS: Final = frozenset(
      "max_iterations", "total_iters"}
 )  # fmt: skip
 _MAX_EPOCH_KEYS: Final = frozenset({"max_epochs"})  # Lightning's setting, as its Trainer prints it
+# Words that name a loop position only when a counter ``n/N`` follows them ("Batch 20/500", DLRM's "it 960/306969"):
+# alone they are no step ("batch 32" is a size).
+_COUNTER_STEP_KEYS: Final = frozenset({"batch", "batches", "it", "its"})
 # Rates of training steps (a bar's "it/s" is handled with the bar): the step time is their inverse.
 _STEP_RATE_KEYS: Final = frozenset({"ups", "steps_per_s", "steps_per_sec", "steps_per_second", "it_s", "iters_per_s"})
 _STEP_RATE_UNITS: Final = frozenset({"steps/s", "step/s", "steps/sec", "iters/s", "iter/s", "updates/s"})
@@ -273,12 +276,12 @@ def _declared_total(words: str, keys: frozenset[str] = _DECLARED_TOTAL_KEYS) -> 
     return any(_normalise_key(" ".join(parts[i:])) in keys for i in range(max(0, len(parts) - 4), len(parts)))
 
 
-_LINKING: Final = frozenset({"to", "is", "now", "was", "becomes"})
+_LINKING: Final = frozenset({"to", "is", "now", "was", "becomes", "at"})
 
 
 def _metric_for_words(words: str) -> Metric | None:
     """Metric named by the words before a number: the longest phrase that names one (a linking word after the name
-    is not part of it: Keras's "setting learning rate to 0.001", "loss is 0.52")."""
+    is not part of it: Keras's "setting learning rate to 0.001", "loss is 0.52", "step at 59000")."""
     parts = words.split()
     while len(parts) > 1 and parts[-1].lower() in _LINKING:
         parts.pop()
@@ -377,6 +380,8 @@ def learn_spec(line: str) -> TemplateSpec:
         if key_m and not unit and not is_counter and not is_bar and _declared_total(key_m.group(1), _MAX_EPOCH_KEYS):
             slots.append(Slot(i, "total_epochs", "declared"))  # "`max_epochs=2` reached": the run's epoch count
             continue
+        if metric is None and is_counter and key_m and _normalise_key(key_m.group(1).split()[-1]) in _COUNTER_STEP_KEYS:
+            metric = "step"  # "Batch 20/500": a counter the loop's word names
         if metric == "epoch" and ds_epoch is not None and ds_epoch.start() <= start < ds_epoch.end():
             continue
         if unit in ("it/s", "s/it") and metric is None:
