@@ -472,3 +472,37 @@ def test_an_exception_printed_before_the_chain_marker_starts_the_failure() -> No
         "of 7.48G hbm.",
     ])  # fmt: skip
     assert (got.first_error_line, got.category) == (2, "user_script")
+
+
+def test_ipython8_cell_frames_keep_a_notebook_traceback_whole() -> None:
+    """IPython 8 names the notebook cell (`/p/02-train.ipynb Cell 36 line 1`, `Cell In[9], line 36`) where older
+    versions printed `<ipython-input-…>`: the traceback starts at its header, the cell is the job's own code."""
+    got = diagnose_lines([
+        "RuntimeError                              Traceback (most recent call last)",
+        "/Users/u/EmbedSeg/examples/2d/dsb-2018/02-train.ipynb Cell 36 line 1",
+        "----> 1 begin_training(train_dataset_dict, val_dataset_dict, model_dict, loss_dict, configs)",
+        "",
+        "File .../EmbedSeg/criterions/my_loss.py:41, in SpatialEmbLoss.forward(self, prediction, instances)",
+        "     39 for b in range(0, batch_size):",
+        "---> 41     spatial_emb = torch.tanh(prediction[b, 0:2]) + xym_s  # 2 x h x w #TODO",
+        "",
+        "RuntimeError: The size of tensor a (96) must match the size of tensor b (0) at non-singleton dimension 2",
+    ])  # fmt: skip
+    assert (got.first_error_line, got.category) == (1, "user_script")
+    (tb,) = find_tracebacks(["KeyError   Traceback (most recent call last)", "Cell In[9], line 36", "KeyError: 'x'"])
+    assert tb.frames[0].func == "Cell In[9]" and not tb.frames[0].in_library
+
+
+def test_a_host_side_cpp_assertion_inside_the_library_is_the_framework_a_kernels_is_not() -> None:
+    """`torch/csrc/autograd/input_buffer.cpp:14: add: Assertion ... failed` raised from autograd's own C++ is the
+    library's broken invariant (framework); a CUDA kernel's assert in a `.cu` file checks the data it is given."""
+    host = classify_error(
+        "RuntimeError", "torch/csrc/autograd/input_buffer.cpp:14: add: Assertion `pos >= 0 && pos < buffer.size()` "
+        "failed.", (JOB, LIB_TORCH),
+    )  # fmt: skip
+    assert host.category == "framework"
+    kernel = classify_error(
+        "RuntimeError", "/pytorch/aten/src/ATen/native/cuda/MultinomialKernel.cu:112: sampleMultinomialOnce: block: "
+        "[0,0,0], thread: [0,0,0] Assertion `sum > accZero` failed.", (JOB, LIB_TORCH),
+    )  # fmt: skip
+    assert kernel.category != "framework"

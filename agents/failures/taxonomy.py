@@ -90,7 +90,9 @@ _CALLER_CHECKS: Final = re.compile(
 _IMPORT_MISMATCH: Final = re.compile(r"\bcannot import name '?[\w.]+'? from '?([A-Za-z_][\w.]*)")
 _INTERNAL_MARKS: Final = re.compile(
     r"\bINTERNAL ASSERT FAILED\b|\bplease report (?:a|this) bug\b|\bplease file (?:a|an) (?:bug|issue)\b|"
-    r"\bThis is a bug\b|\bshould not happen\b|\bunreachable\b",
+    r"\bThis is a bug\b|\bshould not happen\b|\bunreachable\b|"
+    r"\.(?:cpp|cc|cxx|hpp|h):\d{1,6}: \w{1,80}: Assertion `",  # a host-side C++ assert in a library's own source
+    # (autograd's input_buffer.cpp); a CUDA kernel's assert (a .cu file) checks the data it is given instead
     re.IGNORECASE,
 )
 # Exceptions that say the caller broke the callee's contract (bad value, type, key, path, environment).

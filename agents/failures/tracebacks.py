@@ -20,6 +20,8 @@ _FRAME: Final = re.compile(
     r"|^[│|]\s*(?P<p4>[~/.\w\\:-][^\s:]*\.pyx?):(?P<l4>\d+) in (?P<f4>[\w.<>]+)"
     r"|^(?P<p5><ipython-input-[\w-]+>) in (?P<f5>[\w.<>]+)"
     r"|^\[(?P<p6>[^\]\s]{1,500})\]\([^)\s]{0,200}\) in (?P<f6><[^>]{1,60}>|[\w.]+)"  # Colab links
+    r"|^(?P<p7>\S{1,500}\.ipynb) (?P<f7>Cell \d{1,6}) line (?P<l7>\d{1,6})\s*$"  # IPython 8: a notebook's cell
+    r"|^(?P<f8>Cell In\s?\[\d{1,6}\]), line (?P<l8>\d{1,6})"
 )
 _EXC: Final = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning)?)(?::\s?(.*))?$")
 # The source line CPython prints under the raising frame; a log cut before the exception line still names the
@@ -150,9 +152,12 @@ def _frame(text: str) -> Frame | None:
     if m is None:
         return None
     g = m.groupdict()
-    path = g["p1"] or g["p2"] or g["p3"] or g["p4"] or g["p5"] or g["p6"] or ""
-    line = g["l1"] or g["l2"] or g["l4"] or "0"
-    return Frame(path, int(line), g["f1"] or g["f2"] or g["f3"] or g["f4"] or g["f5"] or g["f6"] or "?")
+    path = (
+        g["p1"] or g["p2"] or g["p3"] or g["p4"] or g["p5"] or g["p6"] or g["p7"] or g["f8"] or ""
+    )  # (a cell: the job's)
+    line = g["l1"] or g["l2"] or g["l4"] or g["l7"] or g["l8"] or "0"
+    func = g["f1"] or g["f2"] or g["f3"] or g["f4"] or g["f5"] or g["f6"] or g["f7"] or g["f8"] or "?"
+    return Frame(path, int(line), func)
 
 
 def _read_one(
