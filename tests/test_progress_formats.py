@@ -303,3 +303,13 @@ def test_a_counter_named_by_its_loops_word_is_the_step_and_at_links_a_name_to_it
     ])  # fmt: skip
     assert (rvc["step"], rvc["epoch"], rvc["loss"]) == (59000, 5, 35.7524299621582)
     assert rvc["step_time_s"] == pytest.approx(7311 / 200)
+
+
+def test_a_bracketed_index_after_the_loops_word_is_the_step() -> None:
+    """MXNet's Speedometer prints `Epoch[2] Batch [200]  Speed: 14883.78 samples/sec`: the bracketed index after
+    `Batch` is the loop position (with no total), the speed a throughput."""
+    got = snap([
+        "INFO:root:Epoch[2] Batch [100]  Speed: 15046.15 samples/sec     Train-accuracy=0.970625",
+        "INFO:root:Epoch[2] Batch [200]  Speed: 14883.78 samples/sec     Train-accuracy=0.965938",
+    ])  # fmt: skip
+    assert (got["step"], got["epoch"], got["samples_per_s"]) == (200, 2, 14883.78)

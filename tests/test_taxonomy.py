@@ -506,3 +506,20 @@ def test_a_host_side_cpp_assertion_inside_the_library_is_the_framework_a_kernels
         "[0,0,0], thread: [0,0,0] Assertion `sum > accZero` failed.", (JOB, LIB_TORCH),
     )  # fmt: skip
     assert kernel.category != "framework"
+
+
+@pytest.mark.parametrize(
+    ("exc", "message"),
+    [
+        ("pytorch_lightning.utilities.exceptions.MisconfigurationException",
+         "When overriding `LightningModule` optimizer_step, `accumulate_grad_batches` in `Trainer` should be 1."),
+        ("wandb.errors.UsageError", "api_key not configured (no-tty). call wandb.login(key=[your_api_key])"),
+        ("omegaconf.errors.ConfigKeyError", "Key 'lr' is not in struct"),
+    ],
+)  # fmt: skip
+def test_an_exception_named_for_a_wrong_configuration_is_the_callers(exc: str, message: str) -> None:
+    """A library's exception class named for misconfiguration or misuse says the caller's settings are wrong, like a
+    ValueError: the job's when the job called the library."""
+    lib = Frame("/env/lib/python3.10/site-packages/pytorch_lightning/trainer/configuration_validator.py", 83, "verify")
+    assert classify_error(exc, message, (JOB, lib)).category == "user_script"
+    assert classify_error(exc, message).category == "user_script"

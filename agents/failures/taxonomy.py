@@ -104,6 +104,9 @@ _CONTRACT: Final = frozenset(
      "MemoryError", "_ArrayMemoryError", "FloatingPointError", "ZeroDivisionError", "AssertionError",
      "StopIteration", "EOFError", "UnpicklingError", "SafetensorError"}
 )  # fmt: skip
+# Exception classes named for a caller's wrong configuration or usage (Lightning's MisconfigurationException, wandb's
+# UsageError, a ConfigError): the same contract as the built-in ones above, whatever the library.
+_CONTRACT_NAME: Final = re.compile(r"Misconfigur\w*|\w*Usage(?:Error|Exception)|\w*Config\w*(?:Error|Exception)")
 # Exceptions that, raised inside a library, mean the library's own code is broken (or broken by another
 # library's version).
 _INTERNAL: Final = frozenset(
@@ -195,7 +198,7 @@ def classify_error(exc_type: str, message: str, frames: Sequence[Frame] = ()) ->
     if inner is not None and not inner.in_library:
         return Verdict("user_script", None, 0.75, f"raised in the job's own code: {head}")
     if inner is not None:
-        if short in _CONTRACT:
+        if short in _CONTRACT or _CONTRACT_NAME.fullmatch(short):
             caller = _caller_package(frames)
             if caller is not None:
                 return Verdict("framework", None, 0.55,
@@ -205,6 +208,6 @@ def classify_error(exc_type: str, message: str, frames: Sequence[Frame] = ()) ->
         if short in _INTERNAL:
             return Verdict("framework", None, 0.6, f"internal error inside a library: {head}")
         return Verdict("other", None, 0.35, head)
-    if short in _CONTRACT or short in ("AttributeError", "NameError"):
+    if short in _CONTRACT or _CONTRACT_NAME.fullmatch(short) or short in ("AttributeError", "NameError"):
         return Verdict("user_script", None, 0.45, f"{head} (no stack frames: most often the job's code or inputs)")
     return Verdict("other", None, 0.3, head)

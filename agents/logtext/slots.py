@@ -114,8 +114,8 @@ _DECLARED_TOTAL_KEYS: Final = frozenset(
      "max_iterations", "total_iters"}
 )  # fmt: skip
 _MAX_EPOCH_KEYS: Final = frozenset({"max_epochs"})  # Lightning's setting, as its Trainer prints it
-# Words that name a loop position only when a counter ``n/N`` follows them ("Batch 20/500", DLRM's "it 960/306969"):
-# alone they are no step ("batch 32" is a size).
+# Words that name a loop position only when a counter ``n/N`` or a bracketed index follows them ("Batch 20/500", DLRM's
+# "it 960/306969", MXNet's "Batch [200]"): alone they are no step ("batch 32" is a size).
 _COUNTER_STEP_KEYS: Final = frozenset({"batch", "batches", "it", "its"})
 # Rates of training steps (a bar's "it/s" is handled with the bar): the step time is their inverse.
 _STEP_RATE_KEYS: Final = frozenset({"ups", "steps_per_s", "steps_per_sec", "steps_per_second", "it_s", "iters_per_s"})
@@ -380,8 +380,13 @@ def learn_spec(line: str) -> TemplateSpec:
         if key_m and not unit and not is_counter and not is_bar and _declared_total(key_m.group(1), _MAX_EPOCH_KEYS):
             slots.append(Slot(i, "total_epochs", "declared"))  # "`max_epochs=2` reached": the run's epoch count
             continue
-        if metric is None and is_counter and key_m and _normalise_key(key_m.group(1).split()[-1]) in _COUNTER_STEP_KEYS:
-            metric = "step"  # "Batch 20/500": a counter the loop's word names
+        if (
+            metric is None
+            and key_m
+            and _normalise_key(key_m.group(1).split()[-1]) in _COUNTER_STEP_KEYS
+            and (is_counter or re.search(r"\[\s*$", line[max(0, start - 4) : start]) is not None)
+        ):
+            metric = "step"  # "Batch 20/500", MXNet's "Batch [200]": a position the loop's word names
         if metric == "epoch" and ds_epoch is not None and ds_epoch.start() <= start < ds_epoch.end():
             continue
         if unit in ("it/s", "s/it") and metric is None:
