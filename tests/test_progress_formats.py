@@ -313,3 +313,15 @@ def test_a_bracketed_index_after_the_loops_word_is_the_step() -> None:
         "INFO:root:Epoch[2] Batch [200]  Speed: 14883.78 samples/sec     Train-accuracy=0.965938",
     ])  # fmt: skip
     assert (got["step"], got["epoch"], got["samples_per_s"]) == (200, 2, 14883.78)
+
+
+def test_paddles_batch_cost_is_the_step_time_and_images_per_sec_a_throughput() -> None:
+    """PaddleDetection and PaddleSeg print `batch_cost: 24.83382 sec, ips: 0.32214 images/sec`: the step time as a
+    batch's cost (not the 39 s the stamps suggest between lines two steps apart), the images per second a throughput."""
+    got = snap([
+        "2020-09-25 18:43:12,951-INFO: iter: 8, lr: 0.000039, 'loss': '95.421570', eta: 7:26:01, batch_cost: 22.45121 "
+        "sec, ips: 0.35633 images/sec",
+        "2020-09-25 18:44:31,000-INFO: iter: 10, lr: 0.000040, 'loss': '43.708477', eta: 8:12:32, batch_cost: 24.83382 "
+        "sec, ips: 0.32214 images/sec",
+    ])  # fmt: skip
+    assert (got["step"], got["step_time_s"], got["samples_per_s"]) == (10, 24.83382, 0.32214)

@@ -63,8 +63,8 @@ _KEY_BEFORE: Final = re.compile(
 _UNIT_AFTER: Final = re.compile(
     r"\s?(it/s|s/it|steps/s|step/s|steps/sec|iters/s|iter/s|updates/s|ms/step|us/step|\u00b5s/step|s/step|ms/it|ms/iter|"
     r"s/iter|"
-    r"samples/s|samples/sec|sample/s|img/s|imgs/s|/s|"
-    r"images/s|examples/s|ex/s|tok/s|tokens/s|tokens/sec|tok/sec|ms|sec|s|%|[KMGT]i?B)(?![\w/])"
+    r"samples/s|samples/sec|sample/s|img/s|imgs/s|img/sec|imgs/sec|/s|"
+    r"images/s|images/sec|examples/s|examples/sec|ex/s|tok/s|tokens/s|tokens/sec|tok/sec|ms|sec|s|%|[KMGT]i?B)(?![\w/])"
 )
 _COUNTER_AFTER: Final = re.compile(r"\s*/\s*(?=\d)")
 _EVAL_WORDS: Final = re.compile(
@@ -124,7 +124,7 @@ _EPOCH_KEYS: Final = frozenset({"epoch", "ep", "train/epoch", "epoch(train)", "t
 _STEP_TIME_KEYS: Final = frozenset(
     {"time", "step_time", "iter_time", "iteration_time", "batch_time", "time_per_step", "time_per_iter",
      "elapsed_time_per_iteration", "train/step_time", "sec_per_iter", "s_per_iter", "step_time_s",
-     "time_per_iteration", "secs_per_step", "sec_per_step", "train_step_time"}
+     "time_per_iteration", "secs_per_step", "sec_per_step", "train_step_time", "batch_cost"}
 )  # fmt: skip
 _SAMPLES_KEYS: Final = frozenset(
     {"samples_per_s", "samples_per_sec", "samples_per_second", "throughput", "currsamplespersec",
@@ -151,8 +151,9 @@ _TOKENS_KEYS: Final = frozenset(
 _RATE_UNITS: Final = {
     "/s": "samples_per_s",  # timm: "139.14/s" images per second
     "samples/s": "samples_per_s", "samples/sec": "samples_per_s", "sample/s": "samples_per_s",
-    "img/s": "samples_per_s", "imgs/s": "samples_per_s", "images/s": "samples_per_s",
-    "examples/s": "samples_per_s", "ex/s": "samples_per_s",
+    "img/s": "samples_per_s", "imgs/s": "samples_per_s", "images/s": "samples_per_s", "img/sec": "samples_per_s",
+    "imgs/sec": "samples_per_s", "images/sec": "samples_per_s", "examples/s": "samples_per_s",
+    "examples/sec": "samples_per_s", "ex/s": "samples_per_s",
     "tok/s": "tokens_per_s", "tokens/s": "tokens_per_s", "tokens/sec": "tokens_per_s", "tok/sec": "tokens_per_s",
 }  # fmt: skip
 _STEP_TIME_UNITS: Final = {"ms/step": 0.001, "us/step": 1e-6, "\u00b5s/step": 1e-6, "ms/it": 0.001, "ms/iter": 0.001,
