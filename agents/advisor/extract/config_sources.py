@@ -125,7 +125,13 @@ def _resolve_refs(data: Any, top: dict[str, Any], depth: int = 0) -> Any:
 def load_yaml(text: str) -> Any:
     """A YAML document with the safe loader and YAML 1.2 floats (raises ``yaml.YAMLError`` on bad input);
     application tags are read as data and ``<name>`` references resolved."""
-    data = yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 -- a SafeLoader subclass: no object construction
+    try:
+        data = yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 -- a SafeLoader subclass: no object construction
+    except yaml.composer.ComposerError:  # several `---` documents: merged in order, as their loaders read them
+        docs = list(yaml.load_all(text, Loader=_Yaml12Loader))  # (MelGAN's HParam: yaml.load_all, later keys win)
+        if not all(isinstance(d, dict) or d is None for d in docs):
+            raise
+        data = {k: v for d in docs if d for k, v in d.items()}
     return _resolve_refs(data, data) if isinstance(data, dict) and "!ref" in text else data
 
 

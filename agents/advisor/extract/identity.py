@@ -30,6 +30,7 @@ __all__ = [
     "find_class",
     "inline_model",
     "model_type_of",
+    "readme_lead",
     "readme_title",
     "task_of",
 ]
@@ -368,6 +369,30 @@ def canonical_dataset(text: str) -> str | None:
         if pattern.search(low):
             return name
     return None
+
+
+def readme_lead(ws: Workspace) -> str:
+    """The README's first heading and the paragraph right under it (what the project says it does: VDSR's
+    "Implementation of … Accurate Image Super-Resolution …"), at most 400 characters."""
+    for name in ("README.md", "readme.md", "README.rst", "README"):
+        text = ws.read_text_or_none(name)
+        if text is None:
+            continue
+        lines = text.splitlines()[:60]
+        at = next((i for i, ln in enumerate(lines) if re.match(r"^#\s+(?!!\[)", ln.strip())), None)
+        if at is None:
+            return ""
+        para: list[str] = []
+        for ln in lines[at + 1 :]:
+            if not ln.strip():
+                if para:
+                    break
+                continue
+            if ln.lstrip().startswith(("#", "!", "[", "<", "|", "```")):
+                break
+            para.append(ln.strip())
+        return " ".join([lines[at].strip().lstrip("# "), *para])[:400]
+    return ""
 
 
 def readme_title(ws: Workspace) -> str:

@@ -307,6 +307,8 @@ def parse_command(command: str | list[str]) -> Launch:
             launch.script, launch.args = (cmd[at], cmd[at + 1 :]) if at < len(cmd) else (None, [])
         elif exe.endswith(".sh"):
             launch.launcher, launch.script, launch.args = "bash", cmd[0], cmd[1:]
+        elif "/" in cmd[0] and "." not in exe:  # `./train --flags`: a file of the job's run by its shebang
+            launch.launcher, launch.script, launch.args = "exec", cmd[0].removeprefix("./"), cmd[1:]
         else:
             launch.launcher, launch.script, launch.args = exe, None, cmd[1:]
             if exe == "llamafactory-cli":  # llamafactory-cli train [config.yaml] [key=value | --key value ...]

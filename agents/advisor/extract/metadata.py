@@ -104,8 +104,28 @@ class _Setup:
     zero_stage: Value | None
 
 
+_SHEBANG_PYTHON: Final = re.compile(r"#!\s*\S*(?:python|/env\s+(?:-\S+\s+)*python)[\d.]*\b")
+_SHEBANG_SHELL: Final = re.compile(r"#!\s*\S*(?:bash|/sh|/env\s+(?:bash|sh))\b")
+
+
+def _run_by_shebang(ws: Workspace, launch: Launch) -> None:
+    """``./train --dataroot …``: an executable file without an extension runs under the interpreter its first line
+    names; a Python one is analysed as ``train.py`` (an alias of the same file), a shell one as a shell script."""
+    if launch.launcher != "exec" or not launch.script:
+        return
+    head = (ws.read_text_or_none(launch.script) or "")[:200]
+    if _SHEBANG_PYTHON.match(head):
+        alias = f"{launch.script}.py"
+        if not ws.exists(alias):
+            ws.alias(alias, launch.script)
+            launch.launcher, launch.script = "python", alias
+    elif _SHEBANG_SHELL.match(head):
+        launch.launcher = "bash"
+
+
 def _resolve_launch(root: Workspace, launch: Launch) -> tuple[Workspace, Launch]:
     ws = root.sub(launch.cwd) if launch.cwd != "." else root
+    _run_by_shebang(ws, launch)
     launch = follow_process_launcher(ws, follow_shell_script(ws, launch))
     spawned = spawned_command(ws, launch)  # `python run_seqgan.py 0`: a script that starts `python main.py …` in `../`
     if spawned is not None:
@@ -738,7 +758,14 @@ def extract_metadata(
 
 def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
     t = _Taker(ex)
-    lr = t.take("learning_rate", *_LR_KEYS, use="lr", deepspeed=("optimizer.params.lr",))
+    default = ex.uses.get("lr_default")
+    if default is not None and "lr" not in ex.uses and ex.get("deepspeed") is None:
+        # the optimizer the job builds takes no rate (crnn's `optim.Adadelta(params)` under `--adadelta`): a setting
+        # merely named lr (`--lr`, "not used by adadelta") does not reach it; the library's default is in effect
+        lr: Any = default.value
+        t.prov["learning_rate"] = FieldSource(file=default.file, line=default.line, path="use")
+    else:
+        lr = t.take("learning_rate", *_LR_KEYS, use="lr", deepspeed=("optimizer.params.lr",))
     if lr is None and "learning_rate" not in t.prov and (named := _named_rate(ex)) is not None:
         lr = named.value  # a setting named as a rate of the optimizer (`G_optimizer_lr`, `init_lr`, `peak_lr`)
         t.prov["learning_rate"] = FieldSource(file=named.source, line=named.line, path="static")

@@ -1142,6 +1142,8 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     elif name == "auto_dataloader":  # ignite's idist.auto_dataloader: the batch is the total, split over the ranks
         if (a := _args_of(call, ("batch_size",))) is not None:
             yield "batch", a, SPLIT_LOADER
+    elif name == "IterationBasedBatchSampler" and (a := _args_of(call, ("num_iterations",), 1)) is not None:
+        yield "max_steps", a, f"{name}(num_iterations=)"  # maskrcnn-benchmark's sampler: the loader yields this many
     elif name in OPTIMIZERS:
         if (a := _args_of(call, ("lr", "learning_rate"), 1)) is not None:
             yield "lr", a, f"{name}(lr=)"
@@ -1748,11 +1750,17 @@ def _step_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
                     and isinstance(item.optional_vars, ast.Name)
                 ):  # fmt: skip
                     bound.setdefault(item.optional_vars.id, []).append((node.lineno, item.context_expr))
-    in_epochs = {  # a loop inside the epoch loop counts one epoch's steps, not the budget
-        id(inner) for outer in walk(tree)
+    epoch_loops = [
+        outer for outer in walk(tree)
         if isinstance(outer, ast.For) and isinstance(outer.target, ast.Name) and "epoch" in outer.target.id.lower()
-        for inner in walk(outer) if inner is not outer
-    }  # fmt: skip
+    ]  # fmt: skip
+    called = {_callee(c) for loop in epoch_loops for c in walk(loop) if isinstance(c, ast.Call)}
+    per_epoch_functions = [  # `for epoch in range(E): train(...)` with `def train(...): for it in range(n): step`
+        f for f in walk(tree) if isinstance(f, ast.FunctionDef) and f.name in called
+    ]
+    in_epochs = {  # a loop inside the epoch loop (or a function it calls) counts one epoch's steps, not the budget
+        id(inner) for outer in [*epoch_loops, *per_epoch_functions] for inner in walk(outer) if inner is not outer
+    }
     for node in walk(tree):
         if not isinstance(node, ast.For) or not _trains_each_pass(node) or id(node) in in_epochs:
             continue

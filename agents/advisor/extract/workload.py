@@ -29,6 +29,7 @@ from schedmate.agents.advisor.extract.identity import (
     find_class,
     inline_model,
     model_type_of,
+    readme_lead,
     readme_title,
     task_of,
 )
@@ -213,6 +214,7 @@ def _optimized_module(tree: ast.Module, ruled_out: Collection[int] = ()) -> tupl
     owners = [m for o in owners for m in _contained(tree, o)]
     methods = _class_lines(tree)
     wrappers = _WRAPPERS | _wrapper_aliases(tree)
+    critic: tuple[str, ast.Call] | None = None  # a GAN's discriminator: the model only when nothing else is trained
     for name in owners:
         found: list[tuple[bool, str, ast.Call]] = []
         for node in walk(tree):
@@ -234,8 +236,10 @@ def _optimized_module(tree: ast.Module, ruled_out: Collection[int] = ()) -> tupl
                     found.append((any(a <= node.lineno <= b for a, b in methods), cls, call))
         if found:
             _, cls, call = min(found, key=lambda f: f[0])  # the first outside any class, else the first
-            return cls, call
-    return _optimized_attribute(tree, wrappers)
+            if not _CRITIC.search(cls):
+                return cls, call
+            critic = critic or (cls, call)
+    return critic or _optimized_attribute(tree, wrappers)
 
 
 def _optimized_attribute(tree: ast.Module, wrappers: frozenset[str]) -> tuple[str, ast.Call] | None:
@@ -1786,7 +1790,8 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
     if ident.model_type is None and pretrained is not None and _loads_causal_lm(ex):
         ident.model_type = "decoder_only_transformer"  # the checkpoint is loaded as a causal language model
     made_for = dataset_task(ident.dataset)  # (Cityscapes: per-pixel labels; UCF101: video clips; enwik8: text)
-    if made_for is not None and any(_CRITIC.search(t) for t in [ex.code, *(t for _, t in ex.modules[:20])]):
+    gan = any(_CRITIC.search(t) for t in [ex.code, *(t for _, t in ex.modules[:20])])
+    if made_for is not None and gan:
         made_for = None  # a GAN trained on it (pix2pixHD's label maps to photos) does not predict its labels
     if ident.model_type in (None, "cnn", "vision_transformer") and (
         made_for == "semantic_segmentation" or _vocabulary(ex, _SEGMENTATION_WORDS, enough=20)
@@ -1814,12 +1819,14 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
     ident.task = task_of(
         ident.model_type,
         code=ex.code,
-        hints=f"{title} {ident.dataset or ''} {ident.model_name or ''}",
+        hints=f"{readme_lead(ws) or title} {ident.dataset or ''} {ident.model_name or ''}",
         pretrained=pretrained is not None or _starts_from_weights(ex),
         stage=str(stage.value) if stage is not None else None,
         tokens=model.cls is not None and "embedding" in model.cls.layers and "conv" not in model.cls.layers,
         reached=_reached_text(ws, ex, model),
     )
+    if gan and ident.task == "image_classification":
+        ident.task = None  # a GAN's discriminator classifies real from fake; the generator it trains is no classifier
     if made_for == "video_classification" and ident.task in (None, "image_classification"):
         ident.task = made_for  # a classifier over clips (C3D on UCF101), not over images
     if made_for == "language_modeling" and ident.task is None and pretrained is None:

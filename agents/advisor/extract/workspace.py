@@ -133,6 +133,11 @@ class Workspace:
             return WorkspaceError(f"{rel}: resolves outside the job's {where}")
         return real
 
+    def alias(self, name: str, rel: str) -> None:
+        """Let ``name`` read the file ``rel`` (confined like any path): an executable script without ``.py`` that its
+        shebang runs under Python is analysed as the Python file it is."""
+        self._resolved[name] = self.resolve(rel)
+
     def exists(self, rel: str | Path) -> bool:
         """Whether ``rel`` is a readable file inside the root."""
         try:
