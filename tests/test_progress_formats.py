@@ -325,3 +325,13 @@ def test_paddles_batch_cost_is_the_step_time_and_images_per_sec_a_throughput() -
         "sec, ips: 0.32214 images/sec",
     ])  # fmt: skip
     assert (got["step"], got["step_time_s"], got["samples_per_s"]) == (10, 24.83382, 0.32214)
+
+
+def test_a_fractional_value_under_a_step_key_is_that_steps_time() -> None:
+    """OpenPCDet's logger prints `Epoch [1/128][60/1201] ... Data: 0.07 (0.19), Iter: 2.13 (2.56)`: a step count is
+    never fractional, so `Iter: 2.13` is an iteration's time in seconds and the counter stays the step."""
+    got = snap([
+        "2023-08-29 12:54:29,663   INFO  Epoch [1/128][60/1201] LR: 0.004, ETA: 4 days, 13:28:58, Data: 0.07 (0.19), "
+        "Iter: 2.13 (2.56), Accuracy: 0.61, loss_seg=1.42, loss=2.11, n_captions=16.2(12.8)"
+    ])  # fmt: skip
+    assert (got["step"], got["epoch"], got["step_time_s"], got["loss"]) == (60, 1, 2.13, 2.11)

@@ -523,3 +523,17 @@ def test_an_exception_named_for_a_wrong_configuration_is_the_callers(exc: str, m
     lib = Frame("/env/lib/python3.10/site-packages/pytorch_lightning/trainer/configuration_validator.py", 83, "verify")
     assert classify_error(exc, message, (JOB, lib)).category == "user_script"
     assert classify_error(exc, message).category == "user_script"
+
+
+def test_an_exception_behind_a_glog_header_and_named_for_a_compiler_failure_is_the_framework() -> None:
+    """torch.compile logs `W1024 01:17:10.936000 140404233111360 torch/_dynamo/convert_frame.py:1009]
+    torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:` then the wrapped `NameError`: the logger's
+    header is not the message, the failure starts at the wrapper, and a class named for the library's compiler
+    failing is the framework's (not the job's NameError)."""
+    prefix = "[01:17:10.938]: W1024 01:17:10.936000 140404233111360 torch/_dynamo/convert_frame.py:1009] "
+    got = diagnose_lines([
+        prefix + "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+        prefix + "NameError: name 's4' is not defined",
+        prefix,
+    ])  # fmt: skip
+    assert (got.first_error_line, got.category) == (1, "framework")

@@ -107,6 +107,9 @@ _CONTRACT: Final = frozenset(
 # Exception classes named for a caller's wrong configuration or usage (Lightning's MisconfigurationException, wandb's
 # UsageError, a ConfigError): the same contract as the built-in ones above, whatever the library.
 _CONTRACT_NAME: Final = re.compile(r"Misconfigur\w*|\w*Usage(?:Error|Exception)|\w*Config\w*(?:Error|Exception)")
+# Exception classes named for a library's own machinery failing (torch.compile's BackendCompilerFailed, dynamo's
+# InternalTorchDynamoError): the framework, whatever the message it wraps.
+_INTERNAL_NAME: Final = re.compile(r"\w*Compiler\w*(?:Failed|Error)|Internal\w*(?:Error|Exception)")
 # Exceptions that, raised inside a library, mean the library's own code is broken (or broken by another
 # library's version).
 _INTERNAL: Final = frozenset(
@@ -114,7 +117,7 @@ _INTERNAL: Final = frozenset(
      "NotImplementedError", "SystemError", "IndexError"}
 )  # fmt: skip
 _EXC_LINE: Final = re.compile(
-    r"^\s*(?:E\s+)?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Interrupt|AssertFailed))(?::\s?(.*))?$"
+    r"^\s*(?:E\s+)?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Failed|Interrupt))(?::\s?(.*))?$"
 )
 
 
@@ -191,6 +194,8 @@ def classify_error(exc_type: str, message: str, frames: Sequence[Frame] = ()) ->
             return Verdict("framework", None, 0.55,
                            f"{importer} imports a name the installed {imported} does not have: the two packages' "
                            f"versions disagree: {head}")  # fmt: skip
+    if _INTERNAL_NAME.fullmatch(short):
+        return Verdict("framework", None, 0.6, f"a library's own machinery failed: {head}")
     if _CALLER_CHECKS.search(text):
         return Verdict("user_script", None, 0.65, f"the job handed a library something it cannot take: {head}")
     if _INTERNAL_MARKS.search(text):

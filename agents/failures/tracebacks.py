@@ -36,9 +36,14 @@ _SOURCE_NOT_EXC: Final = re.compile(r"^(?![A-Za-z_][\w.]*(?::|$))\S")
 _LIBRARY: Final = re.compile(r"site-packages|dist-packages|/lib/python\d|<frozen |/usr/lib/python|^<(?!ipython-input)")
 
 
+# A logging library's header before the message: a bracketed clock (`[01:17:10.938]: `), then glog's
+# `W1024 01:17:10.936000 140404233111360 torch/_dynamo/convert_frame.py:1009] ` (torch's own warnings and errors).
+_LOG_PREFIX: Final = re.compile(r"^(?:\[\d{1,2}:\d\d:\d\d[.,]?\d*\]:?\s*)?[IWEF]\d{4} [\d:.]{8,16} +\d+ \S+:\d+\] ")
+
+
 def strip_prefix(line: str) -> str:
-    """The line without a launcher's rank prefix."""
-    return _PREFIX.sub("", line, count=1)
+    """The line without a launcher's rank prefix or a glog-style logger header."""
+    return _LOG_PREFIX.sub("", _PREFIX.sub("", line, count=1), count=1)
 
 
 @dataclass(frozen=True, slots=True)

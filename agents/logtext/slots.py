@@ -415,6 +415,9 @@ def learn_spec(line: str) -> TemplateSpec:
                 continue
             if unit and unit not in ("s", "sec"):
                 continue  # a count with a unit (%, GB, …) is not a training metric
+            if metric == "step" and "." in m.group() and not is_counter:
+                slots.append(Slot(i, "step_time_s", "keyed"))  # OpenPCDet's "Iter: 2.13 (2.56)": an iteration's
+                continue  # time in seconds; a step count is never fractional
             if metric == "step" and re.match(r"[kKM](?![\w/])", after):
                 slots.append(Slot(i, "step", "keyed", scale=1e6 if after[0] == "M" else 1e3))  # "Step: 425k"
                 continue

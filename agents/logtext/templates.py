@@ -93,6 +93,7 @@ EXEMPLARS: Final[dict[str, tuple[str, ...]]] = {
 _WARNING_MARK: Final = re.compile(r"\b(?:WARNING|WARN|Warning|\w+Warning)\b|^\[W ")
 _ERROR_MARK: Final = re.compile(
     r"\b(?:ERROR|FATAL|CRITICAL|Traceback|\w+Error|\w+Exception|Segmentation fault|core dumped|Aborted)\b|"
+    r"\b[A-Z]\w*Failed(?=: )|"  # an exception class named for a failure (torch.compile's BackendCompilerFailed: …)
     r"terminate called after throwing"  # a C++ exception escaping (c10::Error), often glued to a progress bar
 )
 
