@@ -484,7 +484,7 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
         ex.values.update({d: Value(v, script, ln) for d, (v, ln) in set_defaults_values(code).items()})
         ex.values.update(flag_values(launch.args))
     for name in parsed_from:  # `--hparams=fp16_run=True,...` the factory parses
-        given = ex.values.get(name)
+        given = ex.values.get(name) or overrides.get(name)  # (`--hparams=a=1` reads as an override `key=value`)
         if given is not None and isinstance(given.value, str):
             ex.values.update({k: Value(v, "command") for k, v in parse_pairs(given.value).items()})
     _read_config_files(ws, ex, launch.args, code, loose)

@@ -19,6 +19,7 @@ way the script's parser would. Nothing is executed.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any, Final
 
 from schedmate.agents.advisor.extract.config_sources import ArgSpec, load_structured, parse_literal
@@ -352,14 +353,7 @@ def factory_settings(ws: Workspace, code: str, script: str) -> tuple[dict[str, t
         if made is None:
             continue
         call, bound = made
-        for kw in call.keywords:
-            if not kw.arg:
-                continue
-            v = _literal(kw.value)
-            if v is None and not isinstance(kw.value, ast.Constant):
-                v = _computed(counter, kw.value, file)  # `n_symbols=len(symbols)` over a module's constants
-            if v is not None:
-                defaults[kw.arg] = (v, file, kw.value.lineno)
+        _keyword_defaults(call, file, counter, defaults)
         params = [a.arg for a in fn.args.args]
         for sub in walk(fn):
             if not (
@@ -373,4 +367,63 @@ def factory_settings(ws: Workspace, code: str, script: str) -> tuple[dict[str, t
             name = arg.attr if isinstance(arg, ast.Attribute) else arg.id if isinstance(arg, ast.Name) else None
             if name:
                 parsed_from.append(name)
+    for name, (call, file) in _imported_instances(ws, tree, script).items():
+        _keyword_defaults(call, file, counter, defaults)
+        for sub in walk(tree):  # `hparams.parse(args["--hparams"])`: the option's `a=1,b=2` string overrides them
+            if (
+                isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "parse"
+                and isinstance(sub.func.value, ast.Name) and sub.func.value.id == name and len(sub.args) == 1
+            ):  # fmt: skip
+                arg = sub.args[0]
+                if isinstance(arg, ast.Subscript) and isinstance(arg.slice, ast.Constant):
+                    key = arg.slice.value  # docopt's `args["--hparams"]`
+                    if isinstance(key, str):
+                        parsed_from.append(key.lstrip("-"))
+                elif isinstance(arg, ast.Attribute):
+                    parsed_from.append(arg.attr)
     return defaults, parsed_from
+
+
+_SETTINGS_CLASS: Final = re.compile(r"(?i)h?params|config|conf|args|options|opts|settings|namespace|dict")
+
+
+def _imported_instances(ws: Workspace, tree: ast.Module, script: str) -> dict[str, tuple[ast.Call, str]]:
+    """Settings objects the entry imports from the job's modules, built there at module level from literal keywords:
+    ``from hparams import hparams`` where ``hparams.py`` holds ``hparams = HParams(batch_size=8, …)`` (a settings
+    class: HParams, ConfigDict, EasyDict, SimpleNamespace, dict). Name → (the call, its file)."""
+    out: dict[str, tuple[ast.Call, str]] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        file = ws.module_file(node.module or "", node.level, script)
+        module = _parse(ws.read_text_or_none(file)) if file else None
+        if module is None or file is None:
+            continue
+        for alias in node.names:
+            for stmt in module.body:
+                if not (
+                    isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
+                    and any(isinstance(t, ast.Name) and t.id == alias.name for t in stmt.targets)
+                ):  # fmt: skip
+                    continue
+                func = stmt.value.func
+                callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+                literal = sum(1 for k in stmt.value.keywords if k.arg and _literal(k.value) is not None)
+                if _SETTINGS_CLASS.search(callee) and literal >= _MIN_FACTORY_KEYWORDS:
+                    out[alias.asname or alias.name] = (stmt.value, file)
+    return out
+
+
+def _keyword_defaults(
+    call: ast.Call, file: str, counter: ParamCounter, defaults: dict[str, tuple[Any, str, int]]
+) -> None:
+    """A settings call's keywords as defaults (value, file, line): literals, or values computed over the module's
+    constants (``n_symbols=len(symbols)``)."""
+    for kw in call.keywords:
+        if not kw.arg:
+            continue
+        v = _literal(kw.value)
+        if v is None and not isinstance(kw.value, ast.Constant):
+            v = _computed(counter, kw.value, file)
+        if v is not None:
+            defaults[kw.arg] = (v, file, kw.value.lineno)

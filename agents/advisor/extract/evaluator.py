@@ -17,6 +17,7 @@ import math
 import operator
 import posixpath
 import re
+import string
 from collections.abc import Callable
 from typing import Any, Final, TypeGuard
 
@@ -89,6 +90,28 @@ def _is_module(value: Any) -> bool:
     return isinstance(value, tuple) and len(value) == 2 and value[0] == "module"
 
 
+_STDLIB_CONSTANTS: Final[dict[str, Any]] = {
+    **{f"string.{n}": getattr(string, n) for n in (
+        "ascii_letters", "ascii_lowercase", "ascii_uppercase", "digits", "hexdigits", "octdigits", "punctuation",
+        "printable", "whitespace",
+    )},
+    "math.pi": math.pi, "math.e": math.e, "math.tau": math.tau,
+}  # fmt: skip
+_MARKERS: Final = frozenset({"ext", "module", "def", "spec", "partial"})
+
+
+def _external(dotted: str) -> Any:
+    """A name of a library: ``string.printable`` (a character set a job sizes its vocabulary by) is its value, any
+    other stays a reference, ``("ext", dotted)``."""
+    return _STDLIB_CONSTANTS.get(dotted, ("ext", dotted))
+
+
+def _is_marker(value: Any) -> bool:
+    """Whether ``value`` is one of the interpreter's own references (a library name, a module, a definition), which
+    Python's builtins cannot measure: ``len(string.printable)`` must not be the length of ``("ext", …)``."""
+    return isinstance(value, tuple) and 2 <= len(value) <= 4 and value[0] in _MARKERS
+
+
 def _getattr(obj: Any, name: Any, *default: Any) -> Any:
     """``getattr`` on what the interpreter holds: a namespace's or instance's attributes (``getattr(args, k)``)."""
     fallback = default[0] if default else UNKNOWN
@@ -97,7 +120,7 @@ def _getattr(obj: Any, name: Any, *default: Any) -> Any:
     if isinstance(obj, dict) and isinstance(name, str):
         return obj.get(name, fallback)
     if isinstance(obj, tuple) and len(obj) == 2 and obj[0] == "ext" and isinstance(name, str) and name.isidentifier():
-        return ("ext", f"{obj[1]}.{name}")  # `getattr(torchvision.models, args.backbone)`
+        return _external(f"{obj[1]}.{name}")  # `getattr(torchvision.models, args.backbone)`
     return UNKNOWN
 
 
@@ -129,6 +152,7 @@ _HOUSEKEEPING: Final = re.compile(r"init|weight|reset|freeze|load|apply|print|lo
 
 _FILE_FORMATS: Final = frozenset({"yaml", "json", "toml", "tomllib", "ruamel_yaml", "OmegaConf"})
 _LOADS: Final = frozenset({"load", "safe_load", "full_load"})
+_SIX_ITER: Final = {"iteritems": "items", "iterkeys": "keys", "itervalues": "values", "viewitems": "items"}
 _ITERTOOLS: Final[dict[str, Callable[..., Any]]] = {
     "product": itertools.product, "chain": itertools.chain, "combinations": itertools.combinations,
     "combinations_with_replacement": itertools.combinations_with_replacement,
@@ -244,7 +268,7 @@ class _Break(Exception):  # noqa: N818
     """A ``break`` ran in a loop body."""
 
 
-def _builds_nothing(node: ast.If | ast.For) -> bool:
+def _builds_nothing(node: ast.If | ast.For | ast.While) -> bool:
     """Whether neither branch of ``node`` can build a layer or decide what is returned: no class is called, no
     attribute, container item or result is set (a runtime check such as ``if not dist.is_initialized(): …``)."""
     return not any(isinstance(sub, ast.Return | ast.Yield) for sub in walk(node)) and builds_nothing(node)
@@ -517,7 +541,7 @@ class Evaluator:
                 name = alias.asname or alias.name
                 if target is None:
                     sub = self.ws.module_file(f"{node.module or ''}.{alias.name}", node.level, file)
-                    env[name] = ("module", sub) if sub else ("ext", f"{node.module or ''}.{alias.name}")
+                    env[name] = ("module", sub) if sub else _external(f"{node.module or ''}.{alias.name}")
                     continue
                 if alias.name == "*":
                     env.update({k: v for k, v in self._module(target)[1].items() if not k.startswith("_")})
@@ -587,6 +611,8 @@ class Evaluator:
                     continue
                 except _Break:
                     break
+        elif isinstance(node, ast.While):
+            self._while(node, env, file)
         elif isinstance(node, ast.Return):
             env["__return__"] = self._expr(node.value, env, file) if node.value else None
             raise _Returned
@@ -598,6 +624,28 @@ class Evaluator:
             self.bind_with(node, env, file)
             self._body(node.body, env, file)  # `with torch.no_grad(): ...`: its statements run
         # other statements (assert, raise, try, pass, ...) create no layers we can size
+
+    def _while(self, node: ast.While, env: dict[str, Any], file: str) -> None:
+        """``while csize > 4: main.add_module(...); csize = csize / 2`` (DCGAN's pyramid): the body runs while its
+        test holds, at most ``_MAX_ITEMS`` times; a test that cannot be told stops the count, unless the loop builds
+        nothing (``while not done: step()``), whose names are then unknown."""
+        for _ in range(_MAX_ITEMS):
+            test = self._expr(node.test, env, file)
+            if test is UNKNOWN or isinstance(test, Obj):
+                if _builds_nothing(node):
+                    for name in _assigned_names(node):
+                        env[name] = UNKNOWN
+                    return
+                raise AbortError("loop on an unknown")
+            if not test:
+                return
+            try:
+                self._body(node.body, env, file)
+            except _Continue:
+                continue
+            except _Break:
+                return
+        raise AbortError("a loop that does not end")
 
     def _set_attr(self, owner: Obj, attr: str, value: Any) -> None:
         """``setattr(owner, attr, value)``."""
@@ -719,7 +767,7 @@ class Evaluator:
             if obj == ("ext", "sys") and self.argv is not None and node.attr in ("argv", "executable"):
                 return list(self.argv) if node.attr == "argv" else "python"  # the command line the job was given
             if isinstance(obj, tuple) and obj and obj[0] == "ext":
-                return ("ext", f"{obj[1]}.{node.attr}")
+                return _external(f"{obj[1]}.{node.attr}")
             if isinstance(obj, dict) and node.attr in obj:
                 return obj[node.attr]
             if isinstance(obj, Layer) and obj.width and node.attr in _WIDTHS:
@@ -959,6 +1007,8 @@ class Evaluator:
             if isinstance(target, tuple) and target[:1] == ("ext",) and name in ("from_json_file", "from_yaml_file"):
                 loaded = self._load_file(node.args[0] if node.args else None, env, file)  # `BertConfig.from_json_file`
                 return Obj(attrs=loaded) if isinstance(loaded, dict) else UNKNOWN
+            if target == ("ext", "six") and name in _SIX_ITER and len(args) == 1 and isinstance(args[0], dict):
+                return list(getattr(args[0], _SIX_ITER[name])())  # `six.iteritems(kwargs)`: Python 2 compatibility
             if target == ("ext", "functools") and name == "partial" and args:
                 return ("partial", args[0], tuple(args[1:]), tuple(kwargs.items()))
             if (
@@ -1098,6 +1148,8 @@ class Evaluator:
             if name in _BUILTINS and callee is None:
                 if any(a is UNKNOWN for a in args):
                     return UNKNOWN
+                if name not in ("getattr", "hasattr") and any(map(_is_marker, args)):
+                    return UNKNOWN  # `len(string.whatever)`: not the length of the interpreter's reference
                 if any(isinstance(a, range) and len(a) > _MAX_ITEMS for a in args):
                     return UNKNOWN  # no list(range(10**12))
                 try:

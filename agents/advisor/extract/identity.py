@@ -267,10 +267,10 @@ def model_type_of(names: list[str], mc: ModelClass | None) -> str | None:
             return "decoder_only_transformer"  # (an LSTM decoder with an additive `Attention` module is an RNN)
         if "attention" in mc.layers and mc.layers <= {"attention", "linear", "embedding"}:
             return "decoder_only_transformer"  # attention written by hand, over tokens, with no conv or rnn layers
+        if "rnn" in mc.layers:
+            return "rnn"  # recurrent layers carry the sequence (a char CNN under BiDAF's LSTMs, CRNN, DeepSpeech2)
         if "conv" in mc.layers:
             return "cnn"
-        if "rnn" in mc.layers:
-            return "rnn"
         if mc.layers == {"linear"}:
             return "mlp"
     for pattern, kind in _GENERIC_FAMILIES:
@@ -330,7 +330,7 @@ def task_of(
         return "masked_language_modeling"
     if (
         (model_type == "rnn" or (model_type is None and tokens))
-        and re.search(r"\bvocab", code)
+        and (re.search(r"\bvocab", code) or _shifted_targets(code))
         and not re.search(r"n(?:um)?_classes|\bclasses\b|\blabels?\b|sentiment", code)
     ):
         return "language_modeling"  # a recurrent net over a vocabulary, predicting tokens rather than labels
@@ -341,6 +341,16 @@ def task_of(
     ):
         return "image_classification"  # an image model trained against class labels (no flow, VAE or GAN loss)
     return None
+
+
+_SHIFT_DOWN: Final = re.compile(r"([\w.]+)\[(?:[^\[\]]*,\s*)?:\s*-1\s*\]")  # `chunk[:-1]`, `x[:, :-1]`
+_SHIFT_UP: Final = re.compile(r"([\w.]+)\[(?:[^\[\]]*,\s*)?1\s*:\s*\]")  # `chunk[1:]`, `x[:, 1:]`
+
+
+def _shifted_targets(code: str) -> bool:
+    """Whether one sequence is read twice, once without its last item and once without its first
+    (``inp = chunk[:-1]; target = chunk[1:]``): each position's target is the next token, next-token prediction."""
+    return bool({m.group(1) for m in _SHIFT_DOWN.finditer(code)} & {m.group(1) for m in _SHIFT_UP.finditer(code)})
 
 
 # What a classifier's training code computes: a cross-entropy over class labels, top-k accuracy, a class count

@@ -101,10 +101,11 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
         width = arg(1, "embedding_dim")
     elif name in ("LSTM", "GRU", "RNN"):
         gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[name]
-        inp, hid = arg(0, "input_size"), arg(1, "hidden_size")
-        layers, bidir = kw.get("num_layers", 1), 2 if kw.get("bidirectional", False) else 1
-        per = gates * (hid * (inp + hid) + 2 * hid)
-        n = (per + (layers - 1) * gates * (hid * (hid * bidir + hid) + 2 * hid)) * bidir
+        inp, hid = arg(0, "input_size"), arg(1, "hidden_size")  # (input, hidden, num_layers, bias, batch_first,
+        layers, bidir = arg(2, "num_layers", 1), 2 if arg(6, "bidirectional", False) else 1  # dropout, bidirectional)
+        biases = 2 * hid if arg(3, "bias", True) else 0
+        per = gates * (hid * (inp + hid) + biases)
+        n = (per + (layers - 1) * gates * (hid * (hid * bidir + hid) + biases)) * bidir
     elif name in ("LSTMCell", "GRUCell", "RNNCell"):  # one layer, one direction: weights ih and hh, two biases
         gates = {"LSTMCell": 4, "GRUCell": 3, "RNNCell": 1}[name]
         inp, hid = arg(0, "input_size"), arg(1, "hidden_size")

@@ -947,11 +947,17 @@ def _access_path(node: ast.expr, config_root: Callable[[ast.Call], bool] | None 
 
 
 def _args_of(call: ast.Call, kws: tuple[str, ...], pos: int | None = None) -> ast.expr | None:
+    """The argument ``call`` passes for a parameter: by keyword, by position, or as an item of a dict it unpacks
+    (``Adam(params, **hparams.optimizer_params)``: ``hparams.optimizer_params["lr"]``, unknown where it lacks one)."""
     for kw in call.keywords:
         if kw.arg in kws:
             return kw.value
     if pos is not None and pos < len(call.args) and not isinstance(call.args[pos], ast.Starred):
         return call.args[pos]
+    unpacked = [kw.value for kw in call.keywords if kw.arg is None]
+    if len(unpacked) == 1 and isinstance(unpacked[0], ast.Attribute | ast.Name):
+        item = ast.Subscript(value=unpacked[0], slice=ast.Constant(kws[0]), ctx=ast.Load())
+        return ast.copy_location(item, unpacked[0])
     return None
 
 
@@ -1153,6 +1159,9 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
             and _dotted(call.func) in (name, f"optim.{name}", f"torch.optim.{name}")
         ):
             yield "lr_default", ast.Constant(_TORCH_DEFAULT_LR[name]), f"torch.optim.{name}() without lr: its default"
+    elif "optim" in name.lower() and name[:1].isupper() and _trains_parameters(call):
+        if (a := _args_of(call, ("lr", "learning_rate"), 1)) is not None:  # `Optimizer = getattr(optim, name)`, then
+            yield "lr", a, f"{name}(lr=)"  # `Optimizer(model.parameters(), **params)`: an optimizer picked by name
     elif name == "create_optimizer" and call.args and isinstance(call.args[0], ast.Name):
         yield "lr", ast.Attribute(value=call.args[0], attr="lr", ctx=ast.Load()), "timm create_optimizer(args)"
     elif name == "create_optimizer_v2" and (a := _args_of(call, ("lr",))) is not None:
@@ -1815,6 +1824,40 @@ def _epochs_of_budget(r: _Resolver, stop: ast.expr, scope: _Scope, line: int) ->
     return None
 
 
+def _iterator_epoch_limits(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
+    """``for i, batch in enumerate(iterator): … if int(iterator.epoch) == args.epoch: break``: a loop over a data
+    iterator that repeats itself (torchtext's ``BucketIterator``), stopped when the epoch counter it keeps reaches a
+    bound: that bound is the epoch count."""
+    for loop in walk(tree):
+        if not isinstance(loop, ast.For) or not _trains_each_pass(loop):
+            continue
+        source = loop.iter
+        if isinstance(source, ast.Call) and _callee(source) == "enumerate" and source.args:
+            source = source.args[0]
+        if not isinstance(source, ast.Name | ast.Attribute):
+            continue
+        held = _dotted(source)
+
+        def reads_epoch(expr: ast.expr, held: str = held) -> bool:
+            return any(
+                isinstance(n, ast.Attribute) and n.attr == "epoch" and _dotted(n.value) == held for n in walk(expr)
+            )
+
+        body = list(_own_body(loop))
+        counters = {
+            t.id for n in body if isinstance(n, ast.Assign) and reads_epoch(n.value)
+            for t in n.targets if isinstance(t, ast.Name)
+        }  # fmt: skip
+        for n in body:
+            if (
+                isinstance(n, ast.If) and isinstance(n.test, ast.Compare) and len(n.test.ops) == 1
+                and isinstance(n.test.ops[0], ast.GtE | ast.Eq)
+                and (reads_epoch(n.test.left) or (isinstance(n.test.left, ast.Name) and n.test.left.id in counters))
+                and any(isinstance(b, ast.Return | ast.Break) for b in n.body)
+            ):  # fmt: skip
+                yield n.test.comparators[0], n.lineno
+
+
 def _counter_limits(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
     """``for batch in loader: … it += 1 … if it >= N: return``: a counter the training loop advances once per batch,
     and the bound at which it stops training."""
@@ -1995,6 +2038,10 @@ def find_uses(
         n = r.value(bound, _scope_at(r, tree, line), line)
         if isinstance(n, int | float) and not isinstance(n, bool) and 0 < n < 1e15 and "max_steps" not in out:
             out["max_steps"] = Use(int(n), file, line, "training stops when its step counter reaches this")
+    for bound, line in _iterator_epoch_limits(tree):
+        n = r.value(bound, _scope_at(r, tree, line), line)
+        if isinstance(n, int) and not isinstance(n, bool) and 0 < n < 1_000_000 and "epochs" not in out:
+            out["epochs"] = Use(n, file, line, "training stops when its data iterator's epoch counter reaches this")
     for rng, line in _epoch_loops(tree):  # range(stop) or range(start, stop): stop - start epochs
         scope = _scope_at(r, tree, line)
         args = rng.args[:2]

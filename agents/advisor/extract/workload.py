@@ -199,8 +199,11 @@ def _is_wrapper(name: str, aliases: Collection[str] = _WRAPPERS) -> bool:
 _EMA_CLASS: Final = re.compile(r"(?i)(?:model)?_?ema(?:_?model)?(?:v\d)?")  # ModelEMA, EMAModel, EmaModel
 
 
-def _optimized_module(tree: ast.Module, ruled_out: Collection[int] = ()) -> tuple[str, ast.Call] | None:
-    """``optim.Adam(transformer.parameters(), ...)``: the constructor call that built ``transformer``."""
+def _optimized_module(
+    tree: ast.Module, ruled_out: Collection[int] = (), passed: Collection[str] = ()
+) -> tuple[str, ast.Call] | None:
+    """``optim.Adam(transformer.parameters(), ...)``: the constructor call that built ``transformer``. ``passed``:
+    variables the script hands to a function that trains their parameters (see :func:`_passed_owners`)."""
     owners: list[str] = []
     for node in walk(tree):
         if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Call):
@@ -211,10 +214,12 @@ def _optimized_module(tree: ast.Module, ruled_out: Collection[int] = ()) -> tupl
             ):  # fmt: skip
                 owners.append(inner.func.value.id)
     owners += [o for o in _grouped_owners(tree) if o not in owners]
+    owners += [o for o in passed if o not in owners]
     owners = [m for o in owners for m in _contained(tree, o)]
     methods = _class_lines(tree)
     wrappers = _WRAPPERS | _wrapper_aliases(tree)
     critic: tuple[str, ast.Call] | None = None  # a GAN's discriminator: the model only when nothing else is trained
+    judges = _judges(tree, owners)
     for name in owners:
         found: list[tuple[bool, str, ast.Call]] = []
         for node in walk(tree):
@@ -236,10 +241,96 @@ def _optimized_module(tree: ast.Module, ruled_out: Collection[int] = ()) -> tupl
                     found.append((any(a <= node.lineno <= b for a, b in methods), cls, call))
         if found:
             _, cls, call = min(found, key=lambda f: f[0])  # the first outside any class, else the first
-            if not _CRITIC.search(cls):
+            if not _CRITIC.search(cls) and name not in judges:
                 return cls, call
             critic = critic or (cls, call)
     return critic or _optimized_attribute(tree, wrappers)
+
+
+def _passed_owners(tree: ast.Module, ws: Workspace, script: str) -> list[str]:
+    """Variables of the entry script handed to a function (of the script or of the job's modules) that builds an
+    optimizer over that parameter's ``.parameters()``: ``train.train(train_iter, dev_iter, cnn, args)`` where
+    ``def train(train_iter, dev_iter, model, args)`` builds ``Adadelta(model.parameters(), …)`` hands over ``cnn``."""
+    resolver = _FunctionResolver(ws, script, tree)
+    out: list[str] = []
+    for node in walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name):
+            found = resolver.imported_function(func.id, script)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            found = resolver.module_function(func.value.id, func.attr, script)
+        else:
+            continue
+        if found is None:
+            continue
+        fn = found[0]
+        params = [p.arg for p in [*fn.args.posonlyargs, *fn.args.args]]
+        for inner in walk(fn):
+            if not (isinstance(inner, ast.Call) and inner.args and _builds_optimizer(inner)):
+                continue
+            first = inner.args[0]
+            handed = first.func if isinstance(first, ast.Call) else None
+            if not (
+                isinstance(handed, ast.Attribute) and handed.attr == "parameters"
+                and isinstance(handed.value, ast.Name) and handed.value.id in params
+            ):  # fmt: skip
+                continue
+            param = handed.value.id
+            idx = params.index(param)
+            arg = next((k.value for k in node.keywords if k.arg == param), None)
+            if arg is None and idx < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args[:idx]):
+                arg = node.args[idx]
+            if isinstance(arg, ast.Name) and arg.id not in out:
+                out.append(arg.id)
+    return out
+
+
+def _judges(tree: ast.Module, owners: list[str]) -> set[str]:
+    """Trained modules that are handed another trained module's output in one call and data of their own in
+    another, and whose own output that module is never handed: ``errD_real = netD(real)``, ``fake = netG(noise);
+    errD_fake = netD(fake)``. A GAN's critic judges the model, it is not the model (WGAN's ``DCGAN_D``, whose
+    optimizer is built first). A decoder handed an encoder's output with its captions in the same call judges
+    nothing: both are the model."""
+    owned = set(owners)
+    if len(owned) < 2:
+        return set()
+    assigned: dict[str, list[tuple[int, ast.expr]]] = {}  # a variable → (line, value) of each assignment
+    for node in walk(tree):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                for n in walk(t):
+                    if isinstance(n, ast.Name):
+                        assigned.setdefault(n.id, []).append((node.lineno, node.value))
+
+    def producers(expr: ast.AST, line: int, depth: int = 0) -> set[str]:
+        """The trained modules whose output ``expr`` may hold at ``line`` (the latest assignment before it)."""
+        out: set[str] = set()
+        for n in walk(expr):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in owned:
+                out.add(n.func.id)
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and depth < 3:
+                before = [(ln, v) for ln, v in assigned.get(n.id, []) if ln < line]
+                if before:
+                    ln, value = max(before, key=lambda a: a[0])
+                    out |= producers(value, ln, depth + 1)
+        return out
+
+    fed: dict[str, set[str]] = {}  # a trained module → the trained modules whose output it is handed
+    own_data: set[str] = set()  # trained modules also handed data no trained module made
+    for node in walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in owned and node.args:
+            got: set[str] = set()
+            for a in [*node.args, *(k.value for k in node.keywords)]:
+                got |= producers(a, node.lineno) - {node.func.id}
+            fed.setdefault(node.func.id, set()).update(got)
+            if not got:
+                own_data.add(node.func.id)
+    return {
+        j for j, sources in fed.items()
+        if j in own_data and any(j not in fed.get(g, set()) for g in sources)
+    }  # fmt: skip
 
 
 def _optimized_attribute(tree: ast.Module, wrappers: frozenset[str]) -> tuple[str, ast.Call] | None:
@@ -393,6 +484,8 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
         return None
     ruled_out = _entry_arms_ruled_out(tree, ex)  # `if args.sparse: model = SpGAT(...) else: model = GAT(...)`
     owner = _optimized_module(tree, ruled_out)
+    if owner is None and ws is not None and ex.launch.script:
+        owner = _optimized_module(tree, ruled_out, _passed_owners(tree, ws, ex.launch.script))
     if owner is not None:  # the module whose parameters the optimizer trains: its constructor names the model
         return owner
     for node in walk(tree):  # `model = MODELS[args.model](...)`: a registry of constructors, keyed by a setting
@@ -1363,6 +1456,10 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource], ws: Works
             and re.search(r"\.(?:jsonl?|csv|tsv|parquet|txt|arrow)$", v.value)
             and (key.endswith(("_path", "_files", "_file", "_data")) or "/" in v.value)
         ):
+            default = v.source != "command" and not v.source.endswith(_CONFIG_FILES)
+            if default and (named := canonical_dataset(_without_comments(ex.code))) is not None:
+                prov["dataset"] = FieldSource(file=ex.launch.script or "")
+                return named  # `--train-file train-v1.1.json` by default, read by the script's `SQuAD(args)` loader
             prov["dataset"] = _source(v)
             return _data_file_name(v.value)  # a data file: its name is all the job says
         if canon is None and (key.endswith(("_target_", "_files", "_file", "_path", "_dir")) or "/" in v.value):
