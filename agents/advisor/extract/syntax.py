@@ -17,6 +17,7 @@ _MAX_CACHED_FILE = 1_000_000
 _MAX_REPAIRED_LINES = 20  # lines of older syntax given up to read the rest of a module
 _MAX_REPAIRED_FILE = 300_000  # characters: larger files that do not parse are not repaired
 _SECTION = re.compile(r"\s*\[?[\w.-]+\]?:?\s*(?:#.*)?$")
+_ASYNC_KEYWORD = re.compile(r"(?<=[(,\s])async\s*=(?!=)")  # `x.cuda(async=True)`: torch < 0.4's keyword
 
 
 class _Parsed:
@@ -43,9 +44,15 @@ def _parse_legacy(text: str) -> ast.Module:
     except SyntaxError as first:
         if len(text) > _MAX_REPAIRED_FILE:
             raise  # each repair parses the file again: only for files of ordinary size
+        err: SyntaxError = first
+        renamed = _ASYNC_KEYWORD.sub("non_blocking=", text)  # torch 0.4 renamed `async=` (a keyword since 3.7)
+        if renamed != text:
+            try:
+                return ast.parse(renamed)
+            except SyntaxError as other:
+                text, err = renamed, other
         lines = text.split("\n")
         budget = min(_MAX_REPAIRED_LINES, max(1, sum(1 for line in lines if line.strip()) // 10))
-        err: SyntaxError = first
         for _ in range(budget):
             n = err.lineno
             if (
@@ -57,6 +64,9 @@ def _parse_legacy(text: str) -> ast.Module:
                 break  # (`train:` alone on a line: a YAML or INI section, not older Python)
             line = lines[n - 1]
             lines[n - 1] = line[: len(line) - len(line.lstrip())] + "pass"
+            while line.rstrip().endswith("\\") and n < len(lines):  # its continuation lines go with it
+                n, line = n + 1, lines[n]
+                lines[n - 1] = ""
             try:
                 return ast.parse("\n".join(lines))
             except SyntaxError as again:

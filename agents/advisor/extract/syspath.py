@@ -38,7 +38,7 @@ def sys_path_roots(ws: Workspace, script: str) -> list[str]:
     for file in files[:6]:
         module = tree if file == script else _tree(ws, file)
         if module is not None:
-            roots += [r for r in _added(module, file) if r not in roots]
+            roots += [r for r in _added(module, file, ws) if r not in roots]
     return [r for r in roots if _folder_within(ws, r)]
 
 
@@ -60,9 +60,11 @@ def _tree(ws: Workspace, file: str, *, needs_sys_path: bool = True) -> ast.Modul
         return None
 
 
-def _added(tree: ast.Module, file: str) -> list[str]:
+def _added(tree: ast.Module, file: str, ws: Workspace | None = None) -> list[str]:
     """The folders ``tree`` (the module ``file``) adds: ``sys.path.insert(i, p)`` / ``sys.path.append(p)``, directly
-    or through a function of the module that does it with its parameter (``add_path(lib_path)``)."""
+    or through a function of the module that does it with its parameter (``add_path(lib_path)``). An absolute path
+    (``/root/deeplabv3/model``: the repository where its author kept it) is the workspace folder its longest tail
+    names, given ``ws``."""
     env: dict[str, PurePosixPath] = {}
     adders = {fn.name for fn in tree.body if isinstance(fn, ast.FunctionDef) and _adds_parameter(fn)}
     out: list[str] = []
@@ -76,7 +78,11 @@ def _added(tree: ast.Module, file: str) -> list[str]:
                 continue
             arg = node.args[-1] if _sys_path_call(node) else node.args[0] if _name(node.func) in adders else None
             folder = _path(arg, env, file) if arg is not None else None
-            if folder is not None and (text := _inside(folder)) is not None and text not in out:
+            if folder is not None and folder.is_absolute() and ws is not None:
+                text = _tail_in(ws, folder)
+            else:
+                text = _inside(folder) if folder is not None else None
+            if text is not None and text not in out:
                 out.append(text)
     return out
 
@@ -133,6 +139,17 @@ def _path(node: ast.expr, env: dict[str, PurePosixPath], file: str, depth: int =
         for p in parts:
             out = out / p  # type: ignore[operator]
         return out
+    return None
+
+
+def _tail_in(ws: Workspace, path: PurePosixPath) -> str | None:
+    """The longest tail of absolute ``path`` (below its first folder) that is a folder of the workspace holding
+    Python files, or None."""
+    parts = [p for p in path.parts[2:] if p not in (".", "..")]
+    for i in range(len(parts)):
+        rel = "/".join(parts[i:])
+        if _folder_within(ws, rel) and any(f.startswith(f"{rel}/") for f in ws.files((".py",))):
+            return rel
     return None
 
 

@@ -1251,6 +1251,7 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         and _callee(call.func) == "getattr"
         and len(call.func.args) == 2
         and not isinstance(call.func.args[1], ast.Constant)
+        and isinstance(call.func.args[0], ast.Name | ast.Attribute)  # a namespace, not `getattr(x.cuda(), dtype)()`
         and not _DATA_REGISTRIES.search(_dotted(call.func.args[0]))  # (`getattr(losses, config['loss'])()`)
     ):  # getattr(models, name)(...): a setting names the constructor (not `getattr(model, "criterion",
         yield "model", call.func.args[1], "getattr(module, name)()"  # CrossEntropyLoss)()`, an attribute's fallback)
@@ -1915,6 +1916,7 @@ def find_uses(
         if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, ast.Call)
         and _callee(loop.iter) in ("modules", "children") and not loop.iter.args
     }  # fmt: skip
+    frozen = _frozen_modules(tree)
     for node in walk(tree):
         charge_nodes()
         if not isinstance(node, ast.Call) or id(node) in dead:
@@ -1937,6 +1939,10 @@ def find_uses(
         scope = _scope_at(r, tree, node.lineno)
         for fieldname, arg, said in [*_consumers(node), *_helper_consumers(ws, r, node, file)]:
             how = said
+            if fieldname.endswith("_wrap") or fieldname in ("dp_all", "dp_devices"):
+                wrapped = _unwrapped_name(node)
+                if wrapped is not None and wrapped in frozen:
+                    continue  # `teacher = nn.DataParallel(teacher)`: a network only run for its outputs
             if fieldname in ("amp_dtype", "amp_enabled") and (
                 _rebound_locally(scope.node, node)
                 or (isinstance(scope.node, ast.FunctionDef | ast.AsyncFunctionDef) and _without_grad(scope.node))
@@ -2077,6 +2083,26 @@ def find_uses(
         if all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) and "epochs" not in out:
             out["epochs"] = Use(bounds[1] - bounds[0], file, line, "for epoch in range()")
     return out
+
+
+def _frozen_modules(tree: ast.AST) -> set[str]:
+    """Names of modules the code only runs: put in eval mode (``teacher_model.eval()``), never back in train mode,
+    and never handed to an optimizer (no ``.parameters()`` read): a distillation teacher, a frozen feature net. Its
+    data-parallel wrapper says nothing of how the trained model runs."""
+    modes: dict[str, set[str]] = {}
+    for n in walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
+            modes.setdefault(n.func.value.id, set()).add(n.func.attr)
+    return {
+        name for name, called in modes.items()
+        if "eval" in called and not called & {"train", "parameters", "named_parameters", "requires_grad_"}
+    }  # fmt: skip
+
+
+def _unwrapped_name(call: ast.Call) -> str | None:
+    """The variable a wrapper call wraps: ``nn.DataParallel(teacher_model).cuda()`` → ``teacher_model``."""
+    first = call.args[0] if call.args else None
+    return first.id if isinstance(first, ast.Name) else None
 
 
 def _plausible_rate(v: Any) -> bool:

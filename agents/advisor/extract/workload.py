@@ -220,20 +220,21 @@ def _optimized_module(
     wrappers = _WRAPPERS | _wrapper_aliases(tree)
     critic: tuple[str, ast.Call] | None = None  # a GAN's discriminator: the model only when nothing else is trained
     judges = _judges(tree, owners)
+    classes = {c.name for c in walk(tree) if isinstance(c, ast.ClassDef)}  # `class generator(nn.Module)`: lower case
     for name in owners:
         found: list[tuple[bool, str, ast.Call]] = []
         for node in walk(tree):
             if (
                 isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
-                and isinstance(node.value, ast.Call)
+                and (built := _either_arm(node.value, wrappers)) is not None
             ):  # fmt: skip
-                call = _unwrapped(node.value, wrappers)  # `nn.DataParallel(RAFT(args)).to(device)`: RAFT(args)
+                call = _unwrapped(built, wrappers)  # `nn.DataParallel(RAFT(args)).to(device)`: RAFT(args)
                 func = call.func
                 cls = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
                 rewraps = bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == name
                 if (
                     cls
-                    and (cls[0].isupper() or _torchvision_builder(call, tree))  # `model = models.resnet18(…)`
+                    and (cls[0].isupper() or cls in classes or _torchvision_builder(call, tree))  # `models.resnet18()`
                     and not _is_wrapper(cls, wrappers)
                     and not rewraps
                     and id(node) not in ruled_out
@@ -245,6 +246,18 @@ def _optimized_module(
                 return cls, call
             critic = critic or (cls, call)
     return critic or _optimized_attribute(tree, wrappers)
+
+
+def _either_arm(value: ast.expr, wrappers: Collection[str] = _WRAPPERS) -> ast.Call | None:
+    """The call an assignment builds: itself, or the first arm of ``Net(p).cuda() if p.cuda else Net(p)`` when both
+    arms build the same class (where they differ, the settings choose and neither is sure)."""
+    if isinstance(value, ast.Call):
+        return value
+    if isinstance(value, ast.IfExp) and isinstance(value.body, ast.Call) and isinstance(value.orelse, ast.Call):
+        a, b = _unwrapped(value.body, wrappers), _unwrapped(value.orelse, wrappers)
+        if _callee_name(a) and _callee_name(a) == _callee_name(b):
+            return value.body
+    return None
 
 
 def _passed_owners(tree: ast.Module, ws: Workspace, script: str) -> list[str]:
@@ -1387,6 +1400,16 @@ _EVAL_KEY: Final = re.compile(r"(?:^|\.)(?:val|valid|validation|test|eval|teache
 _WEIGHTS_FILE: Final = re.compile(r"\.(?:pth|pt|ckpt|bin|h5|pkl|npz|safetensors)$", re.I)
 
 
+def _decorates(named: Value, model: _Model) -> bool:
+    """Whether a setting's architecture name only decorates the job's own counted builder function of a known
+    architecture (``model_version: resnet18_distill`` beside ``model = resnet.ResNet18()``): the builder says it."""
+    if model.cls is not None or model.name is None or model.count is None or known_model(model.name) is None:
+        return False
+    fold = re.compile(r"[^a-z0-9]")
+    own, flag = fold.sub("", model.name.lower()), fold.sub("", str(named.value).lower())
+    return own in flag and own != flag  # (the same name either way: the flag's path, as before)
+
+
 def _known_from_flags(ex: Extraction, *, weights_files: bool = True, backbones: bool = True) -> Value | None:
     """A command-line value that names a known architecture (a config file stem or a model id). A weights file
     (``--basenet vgg16_reducedfc.pth``) names only the backbone it initialises when the job's own model class is
@@ -1817,7 +1840,7 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
     if found_pretrained is None and (model.name is None or model.cls is None or heads_only):
         # a class of linear heads only trains a network it is handed: the known one the flags name is that network
         named = _known_from_flags(ex, weights_files=model.cls is None)
-        if named is not None:  # `--cfg yolov5s.yaml`, `--model deit_small_patch16_224`: a known architecture
+        if named is not None and not _decorates(named, model):  # `--cfg yolov5s.yaml`, `--model deit_small_…`
             found_pretrained = ("flag", named)
     elif found_pretrained is None and model.cls is not None and model.count is None:
         # the job's class could not be counted (its shape comes from a config object the interpreter cannot build:
