@@ -168,8 +168,11 @@ def _literal(node: ast.AST | None) -> Any:
         return None
 
 
-def _default(node: ast.AST | None) -> Any:
-    """An argument's default: a literal, or constant arithmetic (``default=2**20``); anything else is None."""
+def _default(node: ast.AST | None, constants: dict[str, Any] | None = None) -> Any:
+    """An argument's default: a literal, constant arithmetic (``default=2**20``), or a module-level name bound once
+    to a literal (``default=default_dataset``); anything else is None."""
+    if isinstance(node, ast.Name) and constants:
+        return constants.get(node.id)
     value = _literal(node)
     if value is None and isinstance(node, ast.BinOp):
         with contextlib.suppress(*_NOT_CONSTANT):
@@ -184,6 +187,10 @@ def argparse_specs(source: str) -> list[ArgSpec]:
     except SyntaxError:
         return []
     specs: list[ArgSpec] = []
+    constants: dict[str, Any] = {}  # `default_dataset = 'omniglot'` then `add_argument(..., default=default_dataset)`
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            constants[stmt.targets[0].id] = _literal(stmt.value)
     for node in walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
@@ -208,7 +215,7 @@ def argparse_specs(source: str) -> list[ArgSpec]:
             ArgSpec(
                 flags=flags,
                 dest=str(dest),
-                default=_default(kw.get("default")),
+                default=_default(kw.get("default"), constants),
                 type=type_name,
                 action=_literal(kw.get("action")),
                 line=node.lineno,

@@ -90,11 +90,27 @@ class _Taker:
         found = self.ex.find(*keys)
         if found is None:
             return None
+        if _read_scaled_only(self.ex.code, found[0]):
+            return None  # `batch_id > opt.max_iters * 1000`: the setting counts thousands, not the field's unit
         self.keys[fieldname], v = found
         self.prov[fieldname] = FieldSource(
             file=v.source, line=v.line, path="command" if v.source == "command" else "static"
         )
         return v.value
+
+
+def _read_scaled_only(code: str, key: str) -> bool:
+    """Whether the entry script reads setting ``key`` (``opt.max_iters``, ``cfg["max_iters"]``) and every read is
+    scaled by a number (``opt.max_iters * 1000``): the setting is in other units than the field it is named like."""
+    leaf = re.escape(key.rsplit(".", 1)[-1])
+    reads = list(re.finditer(rf"(?:\.|\[['\"]){leaf}\b(?:['\"]\])?", code))
+    if not reads:
+        return False
+    return all(
+        re.match(r"\s*[*/]\s*[\d(]", code[m.end() :])
+        or re.search(r"[\d)]\s*\*\s*[\w.\[\]'\"]*$", code[max(0, m.start() - 40) : m.start()])
+        for m in reads
+    )
 
 
 @dataclass

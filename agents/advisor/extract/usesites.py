@@ -553,6 +553,9 @@ class _Resolver:
                 return handed
         base = self.value(node.value, scope, line, depth)
         if isinstance(base, _Namespace) or (base is _UNKNOWN and root in self.namespaces):
+            nested = key.split(".", 1)[1] if key and not isinstance(node.value, ast.Name) else ""
+            if nested and (hit := self.settings.get(nested)) is not None:
+                return hit.value  # `args.train.optimizer.name`: that nested setting, not a top-level `name`
             found = self.settings.get(node.attr)
             if (
                 node.attr == "world_size" and self.world_size is not None and self.world_size > 1

@@ -209,7 +209,7 @@ def _optimized_module(
         if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Call):
             inner = node.args[0]
             if (
-                isinstance(inner.func, ast.Attribute) and inner.func.attr == "parameters"
+                isinstance(inner.func, ast.Attribute) and _PARAMETERS_METHOD.fullmatch(inner.func.attr)
                 and isinstance(inner.func.value, ast.Name)
             ):  # fmt: skip
                 owners.append(inner.func.value.id)
@@ -286,7 +286,7 @@ def _passed_owners(tree: ast.Module, ws: Workspace, script: str) -> list[str]:
             first = inner.args[0]
             handed = first.func if isinstance(first, ast.Call) else None
             if not (
-                isinstance(handed, ast.Attribute) and handed.attr == "parameters"
+                isinstance(handed, ast.Attribute) and _PARAMETERS_METHOD.fullmatch(handed.attr)
                 and isinstance(handed.value, ast.Name) and handed.value.id in params
             ):  # fmt: skip
                 continue
@@ -378,6 +378,7 @@ def _optimized_attribute(tree: ast.Module, wrappers: frozenset[str]) -> tuple[st
     return None
 
 
+_PARAMETERS_METHOD: Final = re.compile(r"(?:\w+_)?param(?:eter)?s")  # `.parameters()`, `.learnable_parameters()`
 _CRITIC: Final = re.compile(r"Discriminator|Critic")  # a GAN's judge is trained beside the model, it is not it
 
 
