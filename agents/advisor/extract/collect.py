@@ -697,6 +697,8 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
                 found.pop("amp_dtype", None)  # `if fp16: with autocast():` there: the entry's flag decides, unseen
             if "epochs" in ex.uses:  # the entry loops over epochs and calls this per batch: a step loop there is
                 found.pop("max_steps", None)  # one iteration's inner steps (BigGAN's D steps), not the budget
+            if "lr_default" in ex.uses:  # the entry builds its optimizer at the default rate: another module's
+                found.pop("lr", None)  # optimizer (a method the settings do not pick) is not the job's
             for name, use in found.items():  # the entry's own uses come first
                 ex.uses.setdefault(name, use)
         ds = ex.uses.get("deepspeed")

@@ -325,6 +325,16 @@ class _Resolver:
             and node.left.value == "WORLD_SIZE" and self.world_size is not None and self.world_size > 1
         ):  # fmt: skip
             return isinstance(node.ops[0], ast.In)  # `"WORLD_SIZE" in os.environ`: a launcher of N processes sets it
+        if (
+            isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In | ast.NotIn)
+            and isinstance(node.comparators[0], ast.List | ast.Tuple | ast.Set)
+            and all(isinstance(e, ast.Constant) for e in node.comparators[0].elts)
+        ):  # fmt: skip
+            a = self.value(node.left, scope, line, d)  # `params.dataset in ['omniglot', 'cross_char']`
+            if not isinstance(a, str | int | float) or isinstance(a, bool):
+                return _UNKNOWN
+            inside = a in [e.value for e in node.comparators[0].elts if isinstance(e, ast.Constant)]
+            return inside if isinstance(node.ops[0], ast.In) else not inside
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             a, b = self.value(node.left, scope, line, d), self.value(node.comparators[0], scope, line, d)
             if isinstance(node.ops[0], ast.Eq | ast.NotEq) and _is_cpu_test(node, a, b):
@@ -631,7 +641,7 @@ class _Resolver:
 
     def imports(self) -> dict[str, tuple[str, int, str]]:
         """Every name the entry script imports, mapped once (the first wins): ``from M import a as b`` → ``b: (M,
-        level, a)``; ``import m as n`` → ``n: ("", -1, m)``."""
+        level, a)``; ``import m as n`` → ``n: ("", -1, m)`` (``import a.b as n``: ``n`` is ``a.b``)."""
         if self._imports is None:
             self._imports = {}
             for node in walk(self.module.node):
@@ -640,7 +650,7 @@ class _Resolver:
                         self._imports.setdefault(a.asname or a.name, (node.module or "", node.level, a.name))
                 elif isinstance(node, ast.Import):
                     for a in node.names:
-                        if "." not in a.name:
+                        if a.asname or "." not in a.name:  # `import cfgs.config as cfg`: cfg is the submodule
                             self._imports.setdefault(a.asname or a.name, ("", -1, a.name))
         return self._imports
 
@@ -1809,7 +1819,12 @@ def _per_epoch(node: ast.expr, scope: _Scope, line: int) -> bool:
     name bound to one (``epoch_size``, ``steps_per_epoch``)."""
     if isinstance(node, ast.Name) and (hit := _assigned(scope, node.id, line)) is not None:
         node = hit[2]
+    if isinstance(node, ast.Attribute) and _EPOCH_LENGTH.fullmatch(node.attr):
+        return True  # `imdb.batch_per_epoch`: a loader object's own count of one epoch's batches
     return any(isinstance(n, ast.Call) and _callee(n) == "len" for n in walk(node))
+
+
+_EPOCH_LENGTH: Final = re.compile(r"(?i)\w*(?:per_epoch|epoch_(?:size|len|length|iters?|steps|batches))")
 
 
 def _epochs_of_budget(r: _Resolver, stop: ast.expr, scope: _Scope, line: int) -> int | None:
@@ -1940,8 +1955,12 @@ def find_uses(
         if _callee(node) == "device_count" and "device_count" not in out:
             out["device_count"] = Use(True, file, node.lineno, "reads the visible GPU count where it runs")
         scope = _scope_at(r, tree, node.lineno)
-        for fieldname, arg, said in [*_consumers(node), *_helper_consumers(ws, r, node, file)]:
+        own = list(_consumers(node))
+        for fieldname, arg, said in [*own, *_helper_consumers(ws, r, node, file)]:
             how = said
+            if fieldname == "batch" and training_loader and (fieldname, arg, said) not in own:
+                continue  # the script builds its own training loader: a helper's loader (a scan for few-shot
+                # indices, an evaluation) does not say its batch, even where the script's own cannot be told
             if fieldname.endswith("_wrap") or fieldname in ("dp_all", "dp_devices"):
                 wrapped = _unwrapped_name(node)
                 if wrapped is not None and wrapped in frozen:
@@ -2051,6 +2070,7 @@ def find_uses(
         n = r.value(bound, _scope_at(r, tree, line), line)
         if isinstance(n, int) and not isinstance(n, bool) and 0 < n < 1_000_000 and "epochs" not in out:
             out["epochs"] = Use(n, file, line, "training stops when its data iterator's epoch counter reaches this")
+    chained: int | None = None  # where the last epoch loop read ended (a later loop may carry on from it)
     for rng, line in _epoch_loops(tree):  # range(stop) or range(start, stop): stop - start epochs
         scope = _scope_at(r, tree, line)
         args = rng.args[:2]
@@ -2085,6 +2105,14 @@ def find_uses(
             bounds[0] = offset
         if all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) and "epochs" not in out:
             out["epochs"] = Use(bounds[1] - bounds[0], file, line, "for epoch in range()")
+            chained = bounds[1]
+        elif (
+            all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) and chained is not None
+            and bounds[0] == chained and len(rng.args) == 2 and (e := out.get("epochs")) is not None
+            and isinstance(e.value, int)
+        ):  # fmt: skip
+            out["epochs"] = Use(e.value + bounds[1] - bounds[0], file, line, "epoch loops run one after another")
+            chained = bounds[1]  # (`for epoch in range(5): …` with the base frozen, then `range(5, args.epochs)`)
     return out
 
 

@@ -1450,6 +1450,7 @@ def _described(name: str, family: str, ex: Extraction) -> str:
     """A class name with the architecture the README names and the GPT shape, where they add something."""
     details = [name]
     family = re.sub(r"^(?:py)?torch[-_ ]?|[-_ ]?(?:py)?torch$", "", family, flags=re.I)  # "PyTorch-RetinaNet"
+    family = re.sub(r"\s+(?:in|for|with|on|using|implementation)$", "", family, flags=re.I)  # "YOLOv2 in PyTorch"
     if family and model_type_of([family], None) and _squash(family) not in _squash(name):
         details.insert(0, family)  # the README names the architecture (VITS, nanoGPT, U-Net, ...)
     if shape := _gpt_shape(ex):
@@ -1867,6 +1868,11 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
         ident.model_name = _described(ident.model_name, family, ex)
     names = [str(pretrained.value) if pretrained else "", ident.model_name or "", model.cls.name if model.cls else ""]
     ident.model_type = model_type_of(names, model.cls) or model_type_of([family], None) or _type_by_layers(model)
+    kinds = model.kinds or {}
+    if ident.model_type == "mlp" and (kinds.get("conv", 0) > 0 or kinds.get("rnn", 0) > 0):
+        # a class of linear heads around a network it is handed (`BaselineTrain(backbone.Conv4, 200)`): the
+        # counted model has that network's convolutions or recurrent layers
+        ident.model_type = "rnn" if kinds.get("rnn", 0) > kinds.get("conv", 0) else "cnn"
     ident.dataset = _dataset(ex, title, prov, ws)
     sized = pretrained
     registry = ex.uses.get("model")
