@@ -280,3 +280,28 @@ train(args, data, torch.nn.LSTM(4, 4))
     assert meta.epochs == 12
     assert meta.dataset == "SQuAD"
     assert extract_metadata(tmp_path, "python run.py --train-file mine.json").dataset == "mine.json"
+
+
+def test_a_long_loop_over_data_leaves_the_count_to_the_layers(tmp_path: Path) -> None:
+    """A constructor that first runs a long `while` loop building nothing (a tokenizer trimming its input, BERT's
+    data code) still has its layers counted, and quickly: past a few hundred passes such a loop's names are unknown
+    instead of being run out. A loop that keeps building layers past that bound stops the count."""
+    model = """
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        n = 0
+        while n < 100000:
+            n += 1
+        self.fc = nn.Linear(10, 10)
+net = Net()
+"""
+    main = "import torch\nfrom model import Net\nnet = Net()\nopt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+    write(tmp_path, {"model.py": model, "train.py": main})
+    assert extract_metadata(tmp_path, "python train.py").params_millions == pytest.approx(110 / 1e6, rel=0.02)
+    grows = model.replace(
+        "            n += 1", "            n += 1\n            setattr(self, f'l{n}', nn.Linear(2, 2))"
+    )
+    write(tmp_path / "g", {"model.py": grows, "train.py": main})
+    assert extract_metadata(tmp_path / "g", "python train.py").params_millions is None

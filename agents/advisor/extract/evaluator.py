@@ -44,6 +44,7 @@ _CMP: Final[dict[type, Callable[[Any, Any], Any]]] = {
     ast.Is: operator.is_, ast.IsNot: operator.is_not,
 }  # fmt: skip
 _MAX_ITEMS: Final = 100_000  # longest sequence the evaluator will build
+_MAX_LOOP_PASSES: Final = 256  # a `while` loop that builds layers runs a few times (DCGAN's pyramid: log2 of a size)
 _MISSING: Final = object()
 
 
@@ -627,9 +628,9 @@ class Evaluator:
 
     def _while(self, node: ast.While, env: dict[str, Any], file: str) -> None:
         """``while csize > 4: main.add_module(...); csize = csize / 2`` (DCGAN's pyramid): the body runs while its
-        test holds, at most ``_MAX_ITEMS`` times; a test that cannot be told stops the count, unless the loop builds
-        nothing (``while not done: step()``), whose names are then unknown."""
-        for _ in range(_MAX_ITEMS):
+        test holds, at most ``_MAX_LOOP_PASSES`` times; a test that cannot be told, or a loop past that bound, stops the
+        count, unless the loop builds nothing (``while not done: step()``), whose names are then unknown."""
+        for _ in range(_MAX_LOOP_PASSES):
             test = self._expr(node.test, env, file)
             if test is UNKNOWN or isinstance(test, Obj):
                 if _builds_nothing(node):
@@ -645,7 +646,11 @@ class Evaluator:
                 continue
             except _Break:
                 return
-        raise AbortError("a loop that does not end")
+        if _builds_nothing(node):  # a long loop over data (a tokenizer's `while len(tokens) > n`): its names are
+            for name in _assigned_names(node):  # unknown, as before loops were run at all
+                env[name] = UNKNOWN
+            return
+        raise AbortError("a loop that builds layers past its bound")
 
     def _set_attr(self, owner: Obj, attr: str, value: Any) -> None:
         """``setattr(owner, attr, value)``."""
