@@ -148,8 +148,8 @@ def _tail_in(ws: Workspace, path: PurePosixPath) -> str | None:
     parts = [p for p in path.parts[2:] if p not in (".", "..")]
     for i in range(len(parts)):
         rel = "/".join(parts[i:])
-        if _folder_within(ws, rel) and any(f.startswith(f"{rel}/") for f in ws.files((".py",))):
-            return rel
+        if _folder_within(ws, rel) and next(ws.sub(rel).files((".py",)), None) is not None:
+            return rel  # (a walk of that folder alone, stopped at its first Python file)
     return None
 
 

@@ -45,7 +45,7 @@ from schedmate.agents.advisor.extract.evaluator import is_config_singleton, is_n
 from schedmate.agents.advisor.extract.syntax import last_names, parse, walk
 from schedmate.agents.advisor.extract.workspace import Workspace
 
-__all__ = ["NOT_WEIGHTS_LOADERS", "OPTIMIZERS", "SPLIT_LOADER", "Use", "find_uses", "path_call"]
+__all__ = ["NOT_WEIGHTS_LOADERS", "OPTIMIZERS", "SPLIT_LOADER", "Use", "find_uses", "passed_for", "path_call"]
 
 _MAX_DEPTH: Final = 24
 _UNKNOWN: Final = object()
@@ -108,7 +108,7 @@ def _callee(node: ast.Call) -> str:
     return f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
 
 
-def _passed_for(call: ast.Call, name: str, positional: list[str]) -> ast.expr | None:
+def passed_for(call: ast.Call, name: str, positional: list[str]) -> ast.expr | None:
     """The expression ``call`` passes for parameter ``name`` (None: it passes none, or through ``*args``)."""
     for kw in call.keywords:
         if kw.arg == name:
@@ -528,7 +528,7 @@ class _Resolver:
         self, call: ast.Call, caller: ast.AST, name: str, positional: list[ast.arg], depth: int
     ) -> Any | None:
         """What ``call`` passes for parameter ``name`` (None: it passes nothing for it)."""
-        passed = _passed_for(call, name, [p.arg for p in positional])
+        passed = passed_for(call, name, [p.arg for p in positional])
         if passed is None:
             return None
         return self.value(passed, self.scopes.get(caller, self.module), call.lineno, depth)
@@ -610,7 +610,7 @@ class _Resolver:
         sites = [c for c in self.calls.get(fn.name, []) if isinstance(c[0].func, ast.Name)]
         seen: list[Any] = []
         for call, caller in sites[:8]:
-            passed = _passed_for(call, root, [p.arg for p in positional])
+            passed = passed_for(call, root, [p.arg for p in positional])
             if not isinstance(passed, ast.Name):
                 return None
             cs, held = self.scopes.get(caller, self.module), f"{passed.id}.{rest}"
@@ -1955,10 +1955,10 @@ def find_uses(
         if _callee(node) == "device_count" and "device_count" not in out:
             out["device_count"] = Use(True, file, node.lineno, "reads the visible GPU count where it runs")
         scope = _scope_at(r, tree, node.lineno)
-        own = list(_consumers(node))
-        for fieldname, arg, said in [*own, *_helper_consumers(ws, r, node, file)]:
+        found = [(c, False) for c in _consumers(node)] + [(c, True) for c in _helper_consumers(ws, r, node, file)]
+        for (fieldname, arg, said), in_helper in found:
             how = said
-            if fieldname == "batch" and training_loader and (fieldname, arg, said) not in own:
+            if fieldname == "batch" and training_loader and in_helper:
                 continue  # the script builds its own training loader: a helper's loader (a scan for few-shot
                 # indices, an evaluation) does not say its batch, even where the script's own cannot be told
             if fieldname.endswith("_wrap") or fieldname in ("dp_all", "dp_devices"):

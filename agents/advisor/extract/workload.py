@@ -37,7 +37,12 @@ from schedmate.agents.advisor.extract.known import known_model
 from schedmate.agents.advisor.extract.library_modules import is_library_builder
 from schedmate.agents.advisor.extract.param_count import UNKNOWN, ParamCounter, namespace
 from schedmate.agents.advisor.extract.syntax import parse, walk
-from schedmate.agents.advisor.extract.usesites import NOT_WEIGHTS_LOADERS, OPTIMIZERS, data_parallel_subclass
+from schedmate.agents.advisor.extract.usesites import (
+    NOT_WEIGHTS_LOADERS,
+    OPTIMIZERS,
+    data_parallel_subclass,
+    passed_for,
+)
 from schedmate.agents.advisor.extract.values import Obj
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.schemas.jobs_metadata import FieldSource
@@ -290,11 +295,7 @@ def _passed_owners(tree: ast.Module, ws: Workspace, script: str) -> list[str]:
                 and isinstance(handed.value, ast.Name) and handed.value.id in params
             ):  # fmt: skip
                 continue
-            param = handed.value.id
-            idx = params.index(param)
-            arg = next((k.value for k in node.keywords if k.arg == param), None)
-            if arg is None and idx < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args[:idx]):
-                arg = node.args[idx]
+            arg = passed_for(node, handed.value.id, params)
             if isinstance(arg, ast.Name) and arg.id not in out:
                 out.append(arg.id)
     return out
@@ -1406,8 +1407,7 @@ def _decorates(named: Value, model: _Model) -> bool:
     architecture (``model_version: resnet18_distill`` beside ``model = resnet.ResNet18()``): the builder says it."""
     if model.cls is not None or model.name is None or model.count is None or known_model(model.name) is None:
         return False
-    fold = re.compile(r"[^a-z0-9]")
-    own, flag = fold.sub("", model.name.lower()), fold.sub("", str(named.value).lower())
+    own, flag = _squash(model.name), _squash(str(named.value))
     return own in flag and own != flag  # (the same name either way: the flag's path, as before)
 
 
