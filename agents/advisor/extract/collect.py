@@ -19,6 +19,7 @@ from schedmate.agents.advisor.extract.config_sources import (
     ArgSpec,
     Value,
     argparse_specs,
+    argument_wrappers,
     class_defaults,
     cli_function_defaults,
     config_tree_assignments,
@@ -354,12 +355,29 @@ def _imported_parser_specs(ws: Workspace, code: str, script: str) -> list[ArgSpe
             for a in node.names
             if re.search(rf"\b{re.escape(a.asname or a.name)}\s*\(\)\s*\.\s*parse", code)
         ]
-        if not named and not called:
-            continue  # (`opt = opts().parse()`: an options class whose method builds and runs the parser)
         path = ws.module_file(node.module, node.level, script)
+        if not named and not called and any(a.name == "*" for a in node.names) and path:
+            called = _parsing_functions_called(ws.read_text_or_none(path) or "", code)  # `from parameter import *`
+        if not named and not called:  # then `config = get_parameters()`: a function of that module parses
+            continue  # (`opt = opts().parse()`: an options class whose method builds and runs the parser)
         if path and path != script and (text := ws.read_text_or_none(path)):
             specs += _base_class_specs(ws, text, path) + argparse_specs(text)
     return specs
+
+
+def _parsing_functions_called(module_text: str, code: str) -> list[str]:
+    """Functions of ``module_text`` that run a parser (``parse_args``) and that ``code`` calls by name."""
+    try:
+        tree = parse(module_text)
+    except (SyntaxError, ValueError):
+        return []
+    return [
+        fn.name for fn in tree.body
+        if isinstance(fn, ast.FunctionDef) and not fn.name.startswith("_")
+        and any(isinstance(c, ast.Call) and getattr(c.func, "attr", "") in ("parse_args", "parse_known_args")
+                for c in walk(fn))
+        and re.search(rf"\b{re.escape(fn.name)}\s*\(", code)
+    ]  # fmt: skip
 
 
 def _base_class_specs(ws: Workspace, text: str, path: str, hops: int = 2) -> list[ArgSpec]:
@@ -467,7 +485,13 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
     _config_classes(ws, ex, code, script)
     factory_defaults, parsed_from = factory_settings(ws, code, script)  # `HParams(epochs=500, ...)` a factory returns
     ex.values.update({k: Value(v, f, ln) for k, (v, f, ln) in factory_defaults.items()})
-    specs = argparse_specs(code) + _imported_parser_specs(ws, code, script) + dict_parser_specs(ws, code, script)
+    wrappers = argument_wrappers(code)  # `py.arg("--epochs", ...)`: a function of the job forwarding to add_argument
+    for module in _local_imports(ws, code, script):
+        if (text := ws.read_text_or_none(module)) and ".add_argument(*" in text:
+            wrappers |= argument_wrappers(text)
+    specs = (
+        argparse_specs(code, wrappers) + _imported_parser_specs(ws, code, script) + dict_parser_specs(ws, code, script)
+    )
     loose: dict[str, Value] = {}  # flags no option of the script defines
     if specs:
         abbrev = "allow_abbrev=False" not in code

@@ -22,6 +22,7 @@ import operator
 import posixpath
 import re
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -34,6 +35,7 @@ __all__ = [
     "ArgSpec",
     "Value",
     "argparse_specs",
+    "argument_wrappers",
     "cli_targets",
     "constant_arithmetic",
     "flag_values",
@@ -180,8 +182,37 @@ def _default(node: ast.AST | None, constants: dict[str, Any] | None = None) -> A
     return value
 
 
-def argparse_specs(source: str) -> list[ArgSpec]:
-    """Every ``<anything>.add_argument(...)`` call with literal arguments."""
+def argument_wrappers(source: str) -> set[str]:
+    """Functions of a module that add an argument to a parser with what they are given (``def argument(*args,
+    **kwargs): ...; return PARSER.add_argument(*args, **kwargs)``) and the names the module binds them to
+    (``arg = argument``): a call of one is an ``add_argument`` call."""
+    try:
+        tree = parse(source)
+    except SyntaxError:
+        return set()
+    found: set[str] = set()
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef) or fn.args.vararg is None:
+            continue
+        rest = fn.args.vararg.arg
+        if any(
+            isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "add_argument"
+            and any(isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) and a.value.id == rest for a in c.args)
+            for c in walk(fn)
+        ):  # fmt: skip
+            found.add(fn.name)
+    for stmt in tree.body:  # `arg = argument`
+        if (
+            isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Name) and stmt.value.id in found
+        ):  # fmt: skip
+            found.add(stmt.targets[0].id)
+    return found
+
+
+def argparse_specs(source: str, wrappers: Collection[str] = ()) -> list[ArgSpec]:
+    """Every ``<anything>.add_argument(...)`` call with literal arguments, and every call of a function that forwards
+    its arguments to one (``wrappers``: ``py.arg("--epochs", type=int, default=25)``)."""
     try:
         tree = parse(source)
     except SyntaxError:
@@ -191,8 +222,15 @@ def argparse_specs(source: str) -> list[ArgSpec]:
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             constants[stmt.targets[0].id] = _literal(stmt.value)
-    for node in walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+    for found in walk(tree):
+        if not isinstance(found, ast.Call):
+            continue
+        node = found
+        wrapper = found.func.id if isinstance(found.func, ast.Name) else getattr(found.func, "attr", None)
+        if wrapper in wrappers:  # read as `<parser>.add_argument(...)`
+            node = ast.Call(func=ast.Attribute(value=found.func, attr="add_argument"), args=found.args,
+                            keywords=found.keywords, lineno=found.lineno)  # fmt: skip
+        if not isinstance(node.func, ast.Attribute):
             continue
         is_click = node.func.attr == "option" and ast.unparse(node.func.value) == "click"  # @click.option(...)
         if node.func.attr != "add_argument" and not is_click:
@@ -349,6 +387,9 @@ def resolve_argparse(
             default = False
         if s.action == "store_false" and default is None:
             default = True
+        if isinstance(default, str) and s.type in ("int", "float") and s.action is None and s.nargs is None:
+            with contextlib.suppress(ValueError):  # `type=int, default='200'`: argparse converts a string default
+                default = casts[s.type](default)  # as if the command had given it
         out[s.dest] = Value(default, script, s.line)
     bool_defaults = {s.dest for s in specs if isinstance(s.default, bool) and s.action is None}
     for k, raw in vars(parsed).items():

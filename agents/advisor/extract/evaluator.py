@@ -398,6 +398,7 @@ class Evaluator:
         self.parsed_settings: Obj | None = None  # what `parser.parse_args()` returns: the job's merged settings
         self.argv: list[str] | None = None  # `sys.argv` of the script evaluated as `__main__` (None: not known)
         self.spawned: list[tuple[str, list[Any], dict[str, Any]]] = []  # processes that script would start
+        self._registering: set[str] = set()  # modules imported for their decorators' registrations
 
     # --- hooks ------------------------------------------------------------------------------------
     def _module(self, file: str) -> tuple[ast.Module, dict[str, Any]]:
@@ -536,6 +537,8 @@ class Evaluator:
             env[node.name] = defined = ("def", node, file)
             if isinstance(node, ast.FunctionDef) and not module_level and len(self.closures) < 10_000:
                 self.closures[id(defined)] = (defined, env)  # a closure: `def _ntuple(n): def parse(x): … n …`
+            if module_level and node.decorator_list:
+                self._decorate(node, defined, env, file)
         elif isinstance(node, ast.ImportFrom):
             target = self.ws.module_file(node.module or "", node.level, file)
             for alias in node.names:
@@ -553,10 +556,14 @@ class Evaluator:
                 else:
                     sub = self.ws.module_file(f"{node.module or ''}.{alias.name}", node.level, file)
                     env[name] = ("module", sub) if sub else UNKNOWN
+                    if sub and module_level:
+                        self._run_for_registrations(sub)  # `from . import resnet`: its decorators run
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 local = self.ws.module_file(alias.name, 0, file)
                 env[alias.asname or alias.name.split(".")[0]] = ("module", local) if local else ("ext", alias.name)
+                if local and module_level and "." in alias.name:
+                    self._run_for_registrations(local)  # `import pkg.models.few_shot` in a package's __init__
         elif isinstance(node, ast.Try | ast.TryStar):
             self._try(node, env, file, module_level)
         elif isinstance(node, ast.With) and module_level:
@@ -625,6 +632,40 @@ class Evaluator:
             self.bind_with(node, env, file)
             self._body(node.body, env, file)  # `with torch.no_grad(): ...`: its statements run
         # other statements (assert, raise, try, pass, ...) create no layers we can size
+
+    def _decorate(self, node: ast.ClassDef | ast.FunctionDef, defined: Callee, env: dict[str, Any], file: str) -> None:
+        """A module-level definition's decorators of the job's own code run, innermost first, as Python runs them:
+        ``@register_model("protonet_conv")`` puts the function into the job's registry dict, which a factory then
+        looks up by a setting (``MODEL_REGISTRY[name](**opt)``). A library's decorator (``@torch.jit.script``,
+        ``@dataclass``) and one that cannot be followed leave the definition as it is; one that returns another
+        function of the job (a wrapper) binds that, as Python does; no decorator builds layers."""
+        current: Any = defined
+        for decorator in reversed(node.decorator_list):
+            saved = self._snapshot()
+            try:
+                fn = self._expr(decorator, env, file)
+                if not (isinstance(fn, tuple) and len(fn) == 3 and fn[0] == "def"):
+                    continue
+                out = self._invoke(fn, [current], {})
+            except (AbortError, ArithmeticError, TypeError, ValueError, IndexError, KeyError):
+                self._restore(saved)
+                continue
+            self._restore(saved)
+            if isinstance(out, tuple) and len(out) == 3 and out[0] == "def":
+                current = out
+        env[node.name] = current
+
+    def _run_for_registrations(self, file: str) -> None:
+        """Importing a module runs it: one that decorates module-level definitions (a registry's entries) is run on
+        import, so the registry holds them before a factory looks a setting up; other modules stay lazy."""
+        if file in self._registering:
+            return
+        self._registering.add(file)
+        text = self.ws.read_text_or_none(file)
+        if text is None or not re.search(r"^@[\w.]+\(", text, re.M):
+            return
+        with contextlib.suppress(AbortError):
+            self._module(file)
 
     def _while(self, node: ast.While, env: dict[str, Any], file: str) -> None:
         """``while csize > 4: main.add_module(...); csize = csize / 2`` (DCGAN's pyramid): the body runs while its
@@ -695,6 +736,13 @@ class Evaluator:
     def _assign(self, target: ast.expr, value: Any, env: dict[str, Any], file: str) -> None:
         if isinstance(target, ast.Name):
             env[target.id] = value
+        elif isinstance(target, ast.Subscript):
+            container = self._expr(target.value, env, file)
+            if isinstance(container, dict):  # `REGISTRY[name] = fn`, `cfg["lr"] = 0.1`: the dict the name holds
+                key = self._expr(target.slice, env, file)
+                if isinstance(key, str | int) and not isinstance(key, bool):
+                    self._check_size(len(container) + 1, "dict filled by item assignment")
+                    container[key] = value
         elif isinstance(target, ast.Attribute):
             obj = self._expr(target.value, env, file)
             if isinstance(obj, Obj) and target.attr == "__dict__" and isinstance(value, dict):

@@ -383,13 +383,17 @@ def canonical_dataset(text: str) -> str | None:
 
 def readme_lead(ws: Workspace) -> str:
     """The README's first heading and the paragraph right under it (what the project says it does: VDSR's
-    "Implementation of … Accurate Image Super-Resolution …"), at most 400 characters."""
+    "Implementation of … Accurate Image Super-Resolution …"), at most 400 characters; a README that opens with prose
+    before any heading leads with that paragraph ("This is a PyTorch Tutorial to Super-Resolution.")."""
     for name in ("README.md", "readme.md", "README.rst", "README"):
         text = ws.read_text_or_none(name)
         if text is None:
             continue
         lines = text.splitlines()[:60]
         at = next((i for i, ln in enumerate(lines) if re.match(r"^#\s+(?!!\[)", ln.strip())), None)
+        opening = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+        if opening is not None and (at is None or opening < at) and re.match(r"[A-Za-z*_]", lines[opening].strip()):
+            at = opening - 1  # (prose before any heading: the opening paragraph, not a badge, a table or markup)
         if at is None:
             return ""
         para: list[str] = []
@@ -401,7 +405,7 @@ def readme_lead(ws: Workspace) -> str:
             if ln.lstrip().startswith(("#", "!", "[", "<", "|", "```")):
                 break
             para.append(ln.strip())
-        return " ".join([lines[at].strip().lstrip("# "), *para])[:400]
+        return " ".join([lines[at].strip().lstrip("# ") if at >= 0 else "", *para]).strip()[:400]
     return ""
 
 

@@ -49,6 +49,7 @@ class ParamCounter(Evaluator):
         self._dropped: list[tuple[Obj, Any]] = []  # (owner, module) an attribute held before it was reassigned
         self._libraries: dict[int, Obj] = {}  # library models built (torchvision's), which a job may take apart
         self.library_builders: list[str] = []  # the library builders the last count called (`resnet50`), in order
+        self._module_built: dict[int, tuple[Obj, int]] = {}  # modules of the job's built at module level → parameters
 
     def _snapshot(self) -> Any:
         return self._total
@@ -73,6 +74,9 @@ class ParamCounter(Evaluator):
                 except _SLICE_ERRORS:
                     continue  # (`X = -SOME_TUPLE`: a constant it cannot evaluate is skipped, not fatal)
             self._total = saved
+            for v in _members(env.values()):  # `all_classifiers = {"resnet18": resnet18(), ...}`: built on import
+                if isinstance(v, Obj) and id(v) in self._sizes and len(self._module_built) < 10_000:
+                    self._module_built[id(v)] = self._sizes[id(v)]
         return self._modules[file]
 
     # --- public API -----------------------------------------------------------------------------
@@ -221,19 +225,27 @@ class ParamCounter(Evaluator):
             )
         return count
 
+    def size_of(self, value: Any) -> int | None:
+        """The parameters a value the interpreter built holds (a module of the job's, or a layer), or None."""
+        if isinstance(value, Obj) and id(value) in self._sizes:
+            return self._sizes[id(value)][1]
+        return value.params if isinstance(value, Layer) else None
+
     def dominant_part(self, built: Any) -> str | None:
         """The class of the job's modules that holds most of ``built``'s parameters (at least half), as attributes of
         it: a LightningModule's ``self.nerf_coarse = NeRF()`` and ``self.nerf_fine = NeRF()`` → "NeRF"."""
-        if not isinstance(built, Obj) or id(built) not in self._sizes or self._sizes[id(built)][1] <= 0:
+        if not isinstance(built, Obj) or id(built) not in self._sizes:
             return None
         by_class: dict[str, int] = {}
-        for value in built.attrs.values():
-            if isinstance(value, Obj) and value.cls and id(value) in self._sizes:
-                by_class[value.cls] = by_class.get(value.cls, 0) + self._sizes[id(value)][1]
-        if not by_class:
+        for value in built.attrs.values():  # (a model built when its module was imported counts as it holds it)
+            known = self._sizes.get(id(value)) or self._module_built.get(id(value))
+            if isinstance(value, Obj) and value.cls and known is not None:
+                by_class[value.cls] = by_class.get(value.cls, 0) + known[1]
+        whole = max(self._sizes[id(built)][1], sum(by_class.values()))
+        if not by_class or whole <= 0:
             return None
         cls, size = max(by_class.items(), key=lambda kv: kv[1])
-        return cls if 2 * size >= self._sizes[id(built)][1] else None
+        return cls if 2 * size >= whole else None
 
     @staticmethod
     def kinds(built: Any) -> dict[str, int]:
@@ -253,6 +265,11 @@ class ParamCounter(Evaluator):
         """The total, less the templates that were only copied: ``block = Block(…)`` then ``nn.ModuleList([copy.
         deepcopy(block) for _ in range(n)])`` trains the copies, not ``block`` (unless the model holds it too)."""
         total = self._total
+        if isinstance(built, Obj) and self._module_built:  # a model a module built when imported, held by this one
+            held = _reachable(built)  # (`self.model = all_classifiers[hparams.classifier]`): its parameters count
+            found = [(k, o, n) for k, (o, n) in self._module_built.items() if k in held and k not in self._handed]
+            inner = {i for _, o, _ in found for i in _reachable(o) if i != id(o)}  # (a part of another counts in it)
+            total += sum(n for k, _, n in found if k not in inner)
         takes_apart = bool(self._dropped or self._libraries or self._sizes)
         if not (isinstance(built, Obj) and (self._templates or self._handed)) and not (
             takes_apart and isinstance(built, Obj | list | tuple | dict)

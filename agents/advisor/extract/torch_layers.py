@@ -37,6 +37,19 @@ def _vector(name: str, args: list[Any], kw: dict[str, Any]) -> Any:
     return Tensor(n, vector=True) if n <= 1 << 20 else UNKNOWN
 
 
+_ELEMENTWISE: Final = frozenset({"log", "exp", "sqrt", "abs", "sigmoid", "tanh", "log1p", "expm1", "neg", "clone"})
+
+
+def _numel(value: Any, depth: int = 0) -> int | None:
+    """How many numbers a literal holds (a number: one; nested lists: all of theirs), or None."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return 1
+    if isinstance(value, list | tuple) and depth < 4 and len(value) <= 100_000:
+        counts = [_numel(v, depth + 1) for v in value]
+        return sum(c for c in counts if c is not None) if all(c is not None for c in counts) else None
+    return None
+
+
 def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int]:
     """The value of ``torch``/``nn`` call ``name`` and the parameters it creates."""
 
@@ -58,6 +71,11 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
         return layer, 0
     if name in ("linspace", "logspace", "arange"):  # 1-D: `for freq in torch.linspace(0, m, steps=n)` runs n times
         return _vector(name, args, kw), 0
+    if name in ("tensor", "as_tensor") and args:  # `torch.tensor(dim_head ** -0.5)`: a scalar (or a list's values)
+        n = _numel(args[0])
+        return (Tensor(n) if n else UNKNOWN), 0
+    if name in _ELEMENTWISE and len(args) == 1 and isinstance(args[0], Tensor):
+        return args[0], 0  # `torch.log(t)`: the same shape (an initial value's size, as in `nn.Parameter(...)`)
     if name in ("zeros", "ones", "randn", "rand", "empty", "Tensor", "FloatTensor"):
         shape = args[0] if len(args) == 1 and isinstance(args[0], list | tuple) else args
         return (Tensor(prod(shape)) if all(isinstance(s, int) for s in shape) else UNKNOWN), 0

@@ -273,6 +273,9 @@ class _Resolver:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             v = self.value(node.operand, scope, line, d)
             return -v if isinstance(v, int | float) and not isinstance(v, bool) else _UNKNOWN
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            v = self.value(node.operand, scope, line, d)  # `use_amp = not args.noamp`: a switch turned around
+            return not v if v is None or isinstance(v, bool | int | float | str) else _UNKNOWN
         if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
             a, b = self.value(node.left, scope, line, d), self.value(node.right, scope, line, d)
             if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
@@ -406,6 +409,8 @@ class _Resolver:
         v = self.value(node, scope, line, depth)
         if v is _UNKNOWN and self._asks_for_gpus(node, scope, line):
             return True  # the job is scheduled on GPUs: `if not args.gpus:` after `args.gpus = device_count()` is false
+        if v is None:
+            return False  # `if train_config.quantization:` with the setting's default None
         return bool(v) if isinstance(v, bool | int | float | str) and v is not _UNKNOWN else None
 
     def _asks_for_gpus(self, node: ast.expr, scope: _Scope, line: int) -> bool:
@@ -728,8 +733,11 @@ class _Resolver:
         return None
 
     def _setting(self, path: str) -> Any:
-        """A merged setting by an access path: ``cfg.SOLVER.BASE_LR`` → ``SOLVER.BASE_LR`` (or a suffix)."""
+        """A merged setting by an access path: ``cfg.SOLVER.BASE_LR`` → ``SOLVER.BASE_LR`` (or a suffix); a setting
+        keyed by the whole path first (``train_config.use_fp16`` of a config dataclass the command line updates)."""
         parts = path.split(".")
+        if len(parts) > 1 and (whole := self.settings.get(path)) is not None:
+            return whole.value
         for i in range(1, len(parts)):
             hit = self.settings.get(".".join(parts[i:]))
             if hit is not None:

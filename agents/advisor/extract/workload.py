@@ -19,7 +19,7 @@ from typing import Any, Final
 import yaml
 
 from schedmate.agents.advisor.extract.collect import Extraction
-from schedmate.agents.advisor.extract.config_sources import Value, load_yaml
+from schedmate.agents.advisor.extract.config_sources import Value, load_yaml, nest_flat
 from schedmate.agents.advisor.extract.dict_parsers import FunctionResolver as _FunctionResolver
 from schedmate.agents.advisor.extract.identity import (
     ModelClass,
@@ -845,8 +845,12 @@ def _model_from_call(
     prov["model_name"] = FieldSource(file=script, line=node.lineno)
     inner = counter.dominant_part(built) if _is_lightning_module(built) or _is_plain_class(built) else None
     kinds = counter.kinds(built) if count is not None else None
-    if inner is not None:  # a LightningModule that trains a model of the job's: that model names it
-        return _Model(inner, mc, count, kinds)
+    if inner is not None:  # a LightningModule that trains a model of the job's: that model names it, or the setting
+        named = next(  # that chose that model (`--classifier resnet18` keys `all_classifiers`: a variant of ResNet)
+            (v.value for v in ex.values.values() if isinstance(v.value, str)
+             and re.fullmatch(r"[A-Za-z][\w-]{1,30}", v.value) and re.search(r"\d", v.value)
+             and _variant_of(v.value, inner)), None)  # fmt: skip
+        return _Model(named or inner, mc, count, kinds)
     key = ex.uses.get("registry_key")
     if key is not None and key.line == node.lineno and isinstance(key.value, str) and _variant_of(key.value, cls):
         return _Model(key.value, mc, count, kinds)  # `create_by_name("RepVGG-A0")` builds a RepVGG: the key says which
@@ -922,8 +926,40 @@ def _model_in_training_callee(
         sub = dataclasses.replace(ex, code=text, launch=dataclasses.replace(ex.launch, script=module))
         call = _model_call(sub, ws)
         if call is not None:
-            return _model_from_call(ws, sub, counter, call, prov)
+            model = _model_from_call(ws, sub, counter, call, prov)
+            if model.count is None and (size := _size_through_holder(ws, ex, counter, text, call[1])) is not None:
+                model = _Model(model.name, model.cls, size, model.kinds)
+            return model
+        built = _model_from_factory(ws, sub, counter, prov)  # `model = model_utils.load(opt)`: a job function builds it
+        if built.name is not None:
+            return built
     return _Model()
+
+
+def _size_through_holder(ws: Workspace, ex: Extraction, counter: ParamCounter, text: str, node: ast.Call) -> int | None:
+    """``self.G = Generator(self.batch_size, self.imsize, ...)`` in a method of a class of the job's (a ``Trainer``
+    that keeps its settings: ``self.imsize = config.imsize``), which the entry builds (``Trainer(loader, config)``):
+    the parameters of that attribute once the class is built as the entry builds it, or None."""
+    try:
+        tree = parse(text)
+        entry = parse(ex.code)
+    except (SyntaxError, ValueError):
+        return None
+    holder = next((c for c in walk(tree) if isinstance(c, ast.ClassDef)
+                   and c.lineno <= node.lineno <= (c.end_lineno or c.lineno)), None)  # fmt: skip
+    owner = next((_self_owner(a.targets[0]) for a in walk(holder) if isinstance(a, ast.Assign) and len(a.targets) == 1
+                  and isinstance(a.value, ast.Call) and _moved(a.value) is node), None) if holder else None  # fmt: skip
+    if holder is None or owner is None or "[" in owner:
+        return None
+    for built_here in walk(entry):
+        if (
+            isinstance(built_here, ast.Assign)
+            and isinstance(built_here.value, ast.Call)
+            and (_callee_name(built_here.value) == holder.name)
+        ):
+            built = _counted(ws, ex, counter, built_here.value, ex.launch.script or "")[2]
+            return counter.size_of(built.attrs.get(owner)) if isinstance(built, Obj) else None
+    return None
 
 
 def _self_owner(expr: ast.AST) -> str | None:
@@ -1002,6 +1038,12 @@ def _model_in_job_class(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
                     prov["model_name"] = FieldSource(file=found.file, line=stmt.lineno)
                     cls = find_class(ws, built, text or "", found.file) or _class_anywhere(ws, built)
                     count = counter.count_call(_moved(stmt.value), {}, found.file)  # literal arguments can be counted
+                    if count is None and "." not in owner and "[" not in owner:
+                        # arguments from the settings the holder keeps (`self.imsize = config.imsize`): build the
+                        # holder as the entry does and take the part its optimizer trains
+                        holder_built = _counted(ws, ex, counter, node.value, script)[2]
+                        if isinstance(holder_built, Obj):
+                            count = counter.size_of(holder_built.attrs.get(owner))
                     return _Model(built, cls, count)
     return _Model()
 
@@ -1148,9 +1190,13 @@ def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
         inner = _moved(node.value)  # `create_model(cfg).cpu()`: nn.Module's device and mode methods return the module
         if isinstance(inner.func, ast.Attribute) and isinstance(inner.func.value, ast.Name):
             # `cfg = getattr(models, args.model)` then `cfg.base(...)`: a class attribute of the job's config class a
-            # setting chose holds the model's class
+            # setting chose holds the model's class; `model_utils.load(opt)`: a function of a job module
             assigned = _assigned_values(tree, inner.func.value.id)
-            if not any(isinstance(v, ast.Call) and _callee_name(v) == "getattr" for v in assigned):
+            held = module_env.get(inner.func.value.id)
+            of_module = isinstance(held, tuple) and len(held) == 2 and held[0] == "module" and bool(held[1])
+            fn = counter.module_env(str(held[1])).get(inner.func.attr) if of_module and held else None
+            job_function = isinstance(fn, tuple) and fn[0] == "def" and isinstance(fn[1], ast.FunctionDef)
+            if not job_function and not any(isinstance(v, ast.Call) and _callee_name(v) == "getattr" for v in assigned):
                 continue
         elif (
             isinstance(inner.func, ast.Call) and _callee_name(inner.func) == "getattr" and len(inner.func.args) == 2
@@ -1332,23 +1378,38 @@ _NOT_THE_NETWORK: Final = re.compile(
 )
 
 
-def _model_from_class_path(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource]) -> _Model:
+_CLASS_PATH_LEAVES: Final = frozenset({"class_name", "model", "model_class", "network", "net", "arch", "model_type"})
+
+
+def _model_from_class_path(
+    ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], counter: ParamCounter | None = None
+) -> _Model:
     """A network built from a dotted class path a setting holds (dnnlib ``construct_class_by_name(**G_kwargs)`` with
-    ``G_kwargs.class_name = "training.networks_stylegan3.Generator"``, EDM's ``network_kwargs``): the class, when the
-    job's own module defines it (not the discriminator's, the loss's or the data's)."""
+    ``G_kwargs.class_name = "training.networks_stylegan3.Generator"``, EDM's ``network_kwargs``, st-gcn's YAML
+    ``model: net.st_gcn.Model`` built by ``import_class(arg.model)(**arg.model_args)``): the class, when the job's own
+    module defines it (not the discriminator's, the loss's or the data's). Its arguments, when a setting beside it
+    holds them (``model_args``, ``model_kwargs``), size it."""
     for key, v in ex.values.items():
         path = v.value
         if not (
-            key.endswith("class_name") and isinstance(path, str) and re.fullmatch(r"[A-Za-z_][\w.]*\.[A-Z]\w*", path)
-            and not _NOT_THE_NETWORK.search(key)
+            key.rsplit(".", 1)[-1] in _CLASS_PATH_LEAVES and isinstance(path, str)
+            and re.fullmatch(r"[A-Za-z_][\w.]*\.[A-Z]\w*", path) and not _NOT_THE_NETWORK.search(key)
         ):  # fmt: skip
             continue
         module, _, cls = path.rpartition(".")
         file = module.replace(".", "/") + ".py"
         text = ws.read_text_or_none(file) if ws.exists(file) else None
-        if text and re.search(rf"^class {re.escape(cls)}\(", text, re.M):
-            prov["model_name"] = _source(v)
-            return _Model(cls, find_class(ws, cls, text, file), None)
+        if not (text and re.search(rf"^class {re.escape(cls)}\(", text, re.M)):
+            continue
+        prov["model_name"] = _source(v)
+        count = None
+        for suffix in ("_args", "_kwargs"):
+            prefix = key + suffix + "."
+            given = {k[len(prefix) :]: x.value for k, x in ex.values.items() if k.startswith(prefix)}
+            if given and counter is not None and key.rsplit(".", 1)[-1] != "class_name":
+                count = counter.count_class(file, cls, nest_flat(given))
+                break
+        return _Model(cls, find_class(ws, cls, text, file), count)
     return _Model()
 
 
@@ -1828,7 +1889,7 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
     if model.name is None and found_pretrained is None:
         model = _model_from_type_setting(ws, ex, counter, prov)
     if model.name is None and found_pretrained is None:
-        model = _model_from_class_path(ws, ex, prov)  # dnnlib's `G_kwargs.class_name = "training.networks.Generator"`
+        model = _model_from_class_path(ws, ex, prov, counter)  # dnnlib `G_kwargs.class_name`, st-gcn `model:`
     if model.name is None and found_pretrained is None:
         model = _model_from_openmmlab(ex, prov)
         if model.name is None:
