@@ -335,3 +335,17 @@ def test_a_fractional_value_under_a_step_key_is_that_steps_time() -> None:
         "Iter: 2.13 (2.56), Accuracy: 0.61, loss_seg=1.42, loss=2.11, n_captions=16.2(12.8)"
     ])  # fmt: skip
     assert (got["step"], got["epoch"], got["step_time_s"], got["loss"]) == (60, 1, 2.13, 2.11)
+
+
+def test_tensorflows_global_step_per_second_line_is_the_step_rate() -> None:
+    """TensorFlow's `INFO:tensorflow:global_step/sec: 2.22729` after each `step: 1100 total_loss: nan …` line: a
+    rate of steps (its inverse the step time), printed on a line of its own; the NaN loss is reported as such."""
+    got = snap([
+        "step: 1000 total_loss: nan obj_cls: nan frag_cls: nan frag_loc: nan",
+        "INFO:tensorflow:global_step/sec: 2.22868",
+        "step: 1100 total_loss: nan obj_cls: nan frag_cls: nan frag_loc: nan",
+        "INFO:tensorflow:global_step/sec: 2.22729",
+    ])  # fmt: skip
+    assert got["step"] == 1100
+    assert got["step_time_s"] == pytest.approx(1 / 2.22729, rel=1e-3)
+    assert math.isnan(float(got["loss"]))  # type: ignore[arg-type]

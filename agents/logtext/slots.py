@@ -119,6 +119,7 @@ _MAX_EPOCH_KEYS: Final = frozenset({"max_epochs"})  # Lightning's setting, as it
 _COUNTER_STEP_KEYS: Final = frozenset({"batch", "batches", "it", "its"})
 # Rates of training steps (a bar's "it/s" is handled with the bar): the step time is their inverse.
 _STEP_RATE_KEYS: Final = frozenset({"ups", "steps_per_s", "steps_per_sec", "steps_per_second", "it_s", "iters_per_s"})
+_STEP_RATE_KEY: Final = re.compile(r"(?:\w+_)?(?:steps?|iters?|updates?)/s(?:ec)?")  # TF's "global_step/sec: 2.2"
 _STEP_RATE_UNITS: Final = frozenset({"steps/s", "step/s", "steps/sec", "iters/s", "iter/s", "updates/s"})
 _EPOCH_KEYS: Final = frozenset({"epoch", "ep", "train/epoch", "epoch(train)", "trainer/epoch"})
 _STEP_TIME_KEYS: Final = frozenset(
@@ -395,7 +396,8 @@ def learn_spec(line: str) -> TemplateSpec:
                 slots.append(Slot(i, "step_time_s", "bar_rate", invert=unit == "it/s"))
             continue
         rate_key = _normalise_key(key_m.group(1)).rsplit("_", 1)[-1] if key_m and metric is None else ""
-        if unit in _STEP_RATE_UNITS or (not unit and rate_key in _STEP_RATE_KEYS):
+        per_step = key_m is not None and metric is None and _STEP_RATE_KEY.fullmatch(_normalise_key(key_m.group(1)))
+        if unit in _STEP_RATE_UNITS or (not unit and (rate_key in _STEP_RATE_KEYS or per_step)):
             slots.append(Slot(i, "step_time_s", "keyed", invert=True))  # "0.93 steps/s", "ups=2.11"
             continue
         if unit in _STEP_TIME_UNITS and metric in (None, "step_time_s"):

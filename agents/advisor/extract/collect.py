@@ -356,9 +356,10 @@ def _imported_parser_specs(ws: Workspace, code: str, script: str) -> list[ArgSpe
             if re.search(rf"\b{re.escape(a.asname or a.name)}\s*\(\)\s*\.\s*parse", code)
         ]
         path = ws.module_file(node.module, node.level, script)
-        if not named and not called and any(a.name == "*" for a in node.names) and path:
-            called = _parsing_functions_called(ws.read_text_or_none(path) or "", code)  # `from parameter import *`
-        if not named and not called:  # then `config = get_parameters()`: a function of that module parses
+        if not named and not called and path:  # `from parameter import *` / `from args import get_arguments`, then
+            parsers = _parsing_functions_called(ws.read_text_or_none(path) or "", code)  # `args = get_arguments()`:
+            called = [a.name for a in node.names if a.name == "*" or a.name in parsers] and parsers  # that function
+        if not named and not called:  # of the module runs the parser
             continue  # (`opt = opts().parse()`: an options class whose method builds and runs the parser)
         if path and path != script and (text := ws.read_text_or_none(path)):
             specs += _base_class_specs(ws, text, path) + argparse_specs(text)

@@ -334,6 +334,11 @@ def task_of(
         and not re.search(r"n(?:um)?_classes|\bclasses\b|\blabels?\b|sentiment", code)
     ):
         return "language_modeling"  # a recurrent net over a vocabulary, predicting tokens rather than labels
+    if (
+        model_type == "rnn" and _CLASSIFIES.search(code)
+        and re.search(r"\btorchvision\b|\bImageFolder\b|transforms\.ToTensor", code)
+    ):  # fmt: skip
+        return "image_classification"  # a recurrent net reading images (row by row) against class labels
     if re.search(r"\bpsnr\b|calculate_psnr|peak_signal_noise_ratio", code, re.I):  # an image restoration job
         return "image_super_resolution" if re.search(r"super[-_ ]?resolution|upscale|\bscale\b", code, re.I) else None
     if (model_type in ("cnn", "mlp", "vision_transformer") and _CLASSIFIES.search(f"{code}\n{reached}")) or re.search(

@@ -74,6 +74,17 @@ def _parse_legacy(text: str) -> ast.Module:
         raise first from None
 
 
+def _read_xrange_as_range(tree: ast.Module) -> None:
+    """Python 2's ``xrange`` (also ``from six.moves import xrange``) is ``range`` to whoever reads the loop, unless the
+    module defines its own: ``for iteration in xrange(ITERS)`` runs ``ITERS`` passes. Done once, before the tree is
+    shared."""
+    if any(isinstance(n, ast.FunctionDef | ast.ClassDef) and n.name == "xrange" for n in ast.walk(tree)):
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "xrange" and isinstance(node.ctx, ast.Load):
+            node.id = "range"
+
+
 def parse(text: str) -> ast.Module:
     """``ast.parse(text)``, cached by text (least recently used out past a few million characters), lenient to a
     few lines of older Python (see :func:`_parse_legacy`); raises what ``ast.parse`` raises. The tree is shared:
@@ -85,6 +96,8 @@ def parse(text: str) -> ast.Module:
             _by_text.move_to_end(text)
             return got.tree
     tree = _parse_legacy(text)
+    if "xrange" in text:
+        _read_xrange_as_range(tree)
     if len(text) > _MAX_CACHED_FILE:
         return tree
     with _lock:

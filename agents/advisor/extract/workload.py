@@ -1472,14 +1472,63 @@ def _decorates(named: Value, model: _Model) -> bool:
     return own in flag and own != flag  # (the same name either way: the flag's path, as before)
 
 
-def _known_from_flags(ex: Extraction, *, weights_files: bool = True, backbones: bool = True) -> Value | None:
+def _reads_setting(node: ast.AST, leaf: str) -> bool:
+    """Whether an expression reads a setting by its last name (``args.network``, ``cfg["network"]``)."""
+    return any(
+        (isinstance(n, ast.Attribute) and n.attr == leaf)
+        or (isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and n.slice.value == leaf)
+        for n in walk(node)
+    )
+
+
+def _builds_another_module(tree: ast.Module, leaf: str, trained: ast.Call) -> bool:
+    """Whether the setting ``leaf`` is handed only to constructors of frozen parts beside the module the optimizer
+    trains (``encoder = Encoder(args.network)`` beside ``decoder = Decoder(vocab, encoder.dim)`` and
+    ``Adam(decoder.parameters())``): each consumer is a class built into a name that the trained module's
+    constructor reads only attributes of (never takes whole) and whose parameters nothing trains."""
+    consumers = [
+        n for n in walk(tree)
+        if isinstance(n, ast.Call) and any(_reads_setting(a, leaf) for a in [*n.args, *(k.value for k in n.keywords)])
+    ]  # fmt: skip
+    if not consumers:
+        return False
+    bound: dict[int, str] = {
+        id(a.value): a.targets[0].id for a in walk(tree)
+        if isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)
+    }  # fmt: skip
+    trained_args = [*trained.args, *(k.value for k in trained.keywords)]
+    for c in consumers:
+        name = bound.get(id(c))
+        if name is None or not _callee_name(c)[:1].isupper():
+            return False
+        whole = any(isinstance(x, ast.Name) and x.id == name for x in trained_args)
+        trains = any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and _PARAMETERS_METHOD.fullmatch(n.func.attr)
+            and isinstance(n.func.value, ast.Name) and n.func.value.id == name
+            for n in walk(tree)
+        )  # fmt: skip
+        if whole or trains:
+            return False
+    return True
+
+
+def _known_from_flags(
+    ex: Extraction, *, weights_files: bool = True, backbones: bool = True, trained: ast.Call | None = None
+) -> Value | None:
     """A command-line value that names a known architecture (a config file stem or a model id). A weights file
     (``--basenet vgg16_reducedfc.pth``) names only the backbone it initialises when the job's own model class is
     known (``weights_files`` false). A backbone setting names only part of the model, so any other setting's known
     architecture comes first (``MODEL.BACKBONE: resnet50`` under ``--config-file faster_rcnn_R_50_FPN_1x.yaml``);
-    without ``backbones``, such settings are not read at all."""
+    without ``backbones``, such settings are not read at all. ``trained``: the constructor of the module the
+    optimizer trains; a setting handed only to other constructors names a part that does not train."""
     backbone = re.compile(r"backbone|basenet|encoder", re.I)
+    try:
+        tree = parse(ex.code) if trained is not None else None
+    except SyntaxError:
+        tree = None
     for k, v in sorted(ex.values.items(), key=lambda kv: backbone.search(kv[0].rsplit(".", 1)[-1]) is not None):
+        if tree is not None and trained is not None and _builds_another_module(tree, k.rsplit(".", 1)[-1], trained):
+            continue
         if not re.search(r"model|arch|cfg|config|net|backbone|checkpoint|ckpt|pretrained|exp_file", k, re.I):
             continue  # a run name that happens to contain "gpt2" names nothing
         if not backbones and backbone.search(k.rsplit(".", 1)[-1]):
@@ -1902,13 +1951,13 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
     heads_only = model.cls is not None and not model.cls.backbones and model.cls.layers <= {"linear"}
     if found_pretrained is None and (model.name is None or model.cls is None or heads_only):
         # a class of linear heads only trains a network it is handed: the known one the flags name is that network
-        named = _known_from_flags(ex, weights_files=model.cls is None)
+        named = _known_from_flags(ex, weights_files=model.cls is None, trained=call[1] if call else None)
         if named is not None and not _decorates(named, model):  # `--cfg yolov5s.yaml`, `--model deit_small_…`
             found_pretrained = ("flag", named)
     elif found_pretrained is None and model.cls is not None and model.count is None:
         # the job's class could not be counted (its shape comes from a config object the interpreter cannot build:
         # `VisionTransformer(CONFIGS[args.model_type])`); a setting that names a known architecture, not a backbone
-        named = _known_from_flags(ex, weights_files=False, backbones=False)
+        named = _known_from_flags(ex, weights_files=False, backbones=False, trained=call[1] if call else None)
         if named is not None:  # `--model_type ViT-B_16`
             found_pretrained = ("flag", named)
     pretrained = found_pretrained[1] if found_pretrained else None
