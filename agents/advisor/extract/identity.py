@@ -386,44 +386,47 @@ def canonical_dataset(text: str) -> str | None:
     return None
 
 
+_READMES: Final = ("README.md", "readme.md", "README.rst", "README")
+_HEADING: Final = re.compile(r"^#\s+(?!!\[)(.+)")  # a Markdown heading that is not a badge image
+
+
+def _readme_lines(ws: Workspace, limit: int) -> list[str] | None:
+    """The first ``limit`` lines of the repository's README (the first of the usual names present), or None."""
+    for name in _READMES:
+        text = ws.read_text_or_none(name)
+        if text is not None:
+            return text.splitlines()[:limit]
+    return None
+
+
 def readme_lead(ws: Workspace) -> str:
     """The README's first heading and the paragraph right under it (what the project says it does: VDSR's
     "Implementation of … Accurate Image Super-Resolution …"), at most 400 characters; a README that opens with prose
     before any heading leads with that paragraph ("This is a PyTorch Tutorial to Super-Resolution.")."""
-    for name in ("README.md", "readme.md", "README.rst", "README"):
-        text = ws.read_text_or_none(name)
-        if text is None:
-            continue
-        lines = text.splitlines()[:60]
-        at = next((i for i, ln in enumerate(lines) if re.match(r"^#\s+(?!!\[)", ln.strip())), None)
-        opening = next((i for i, ln in enumerate(lines) if ln.strip()), None)
-        if opening is not None and (at is None or opening < at) and re.match(r"[A-Za-z*_]", lines[opening].strip()):
-            at = opening - 1  # (prose before any heading: the opening paragraph, not a badge, a table or markup)
-        if at is None:
-            return ""
-        para: list[str] = []
-        for ln in lines[at + 1 :]:
-            if not ln.strip():
-                if para:
-                    break
-                continue
-            if ln.lstrip().startswith(("#", "!", "[", "<", "|", "```")):
+    lines = _readme_lines(ws, 60)
+    if lines is None:
+        return ""
+    at = next((i for i, ln in enumerate(lines) if _HEADING.match(ln.strip())), None)
+    opening = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if opening is not None and (at is None or opening < at) and re.match(r"[A-Za-z*_]", lines[opening].strip()):
+        at = opening - 1  # (prose before any heading: the opening paragraph, not a badge, a table or markup)
+    if at is None:
+        return ""
+    para: list[str] = []
+    for ln in lines[at + 1 :]:
+        if not ln.strip():
+            if para:
                 break
-            para.append(ln.strip())
-        return " ".join([lines[at].strip().lstrip("# ") if at >= 0 else "", *para]).strip()[:400]
-    return ""
+            continue
+        if ln.lstrip().startswith(("#", "!", "[", "<", "|", "```")):
+            break
+        para.append(ln.strip())
+    return " ".join([lines[at].strip().lstrip("# ") if at >= 0 else "", *para]).strip()[:400]
 
 
 def readme_title(ws: Workspace) -> str:
     """The first Markdown heading of the repository's README (often the model's or the task's name)."""
-    for name in ("README.md", "readme.md", "README.rst", "README"):
-        try:
-            text = ws.read_text(name)
-        except WorkspaceError:
-            continue
-        for line in text.splitlines()[:40]:
-            m = re.match(r"^#\s+(.+)", line.strip())
-            if m and not m.group(1).startswith("!["):
-                return m.group(1).strip()
-        return ""
+    for line in _readme_lines(ws, 40) or []:
+        if m := _HEADING.match(line.strip()):
+            return m.group(1).strip()
     return ""

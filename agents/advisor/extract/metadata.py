@@ -255,6 +255,8 @@ def _setup(ex: Extraction) -> _Setup:
         num_gpus = launch.visible_gpus
     if num_gpus is None and (visible := _visible_set_by_code(ex)) is not None:
         num_gpus = visible  # `os.environ["CUDA_VISIBLE_DEVICES"] = opts.gpu_id`: the script narrows its own devices
+    if num_gpus is None and (narrowed := ex.uses.get("visible_gpus")) is not None and isinstance(narrowed.value, int):
+        num_gpus = narrowed.value  # the same, from a value the use-site analysis could tell (`config.GPU`)
     gpus_flag = ex.get("num_gpus", "gpus", "ngpus", "n_gpus", "num_gpu", "n_gpu", "gpu_ids")
     if (
         num_gpus is None and launch.launcher == "python" and gpus_flag is not None

@@ -159,6 +159,7 @@ class _Resolver:
         self._imports: dict[str, tuple[str, int, str]] | None = None  # local name → (module, level, name there)
         self._module_files: dict[str, str | None] = {}  # local name → the workspace module it names (once)
         self._scope_lines: dict[int, _Scope] = {}  # line → innermost function scope (once)
+        self._loops: list[tuple[int, int]] | None = None  # line spans of the module's loops (once)
         self._index(tree, self.module)
 
     def parsed(self, path: str) -> ast.Module | None:
@@ -548,7 +549,9 @@ class _Resolver:
                 hits = [
                     (ln, rhs)
                     for ln, rhs in s.attr_assigns.get(key, [])
-                    if (s is not scope or ln < before) and self._arm_may_run(s, key, ln, depth)
+                    if (s is not scope or ln < before)
+                    and self._arm_may_run(s, key, ln, depth)
+                    and not self._later_pass_step(s, key, ln, rhs, line)
                 ]
                 if hits:
                     ln, rhs = hits[-1]
@@ -602,6 +605,17 @@ class _Resolver:
             return member
         path = _access_path(node)
         return self._setting(path) if path else _UNKNOWN
+
+    def _later_pass_step(self, s: _Scope, key: str, ln: int, rhs: ast.expr, line: int) -> bool:
+        """``if epoch != 0: args.lr *= 0.1`` in the loop that then builds ``SGD(lr=args.lr)``: a step of a schedule
+        under a condition, inside a loop around the use; the first pass (the rate the job starts at) reads the value
+        from before the loop."""
+        if not (isinstance(rhs, ast.BinOp) and _dotted(rhs.left) == key and s.attr_conditions.get((key, ln))):
+            return False
+        if self._loops is None:
+            loops = [n for n in walk(self.module.node) if isinstance(n, ast.For | ast.While)]
+            self._loops = [(n.lineno, n.end_lineno or n.lineno) for n in loops]
+        return any(a < ln <= b and a < line <= b for a, b in self._loops)
 
     def _set_by_callers(self, key: str, scope: _Scope, depth: int) -> Any | None:
         """``args.distributed = …`` in ``main()`` before ``main_worker(gpu, n, args)``: an attribute of a parameter
@@ -1929,6 +1943,9 @@ def find_uses(
     r = _Resolver(ws, tree, file, argv, settings, world_size, visible_gpus)
     r.config_classes = config_classes or {}
     out: dict[str, Use] = {}
+    if visible_gpus is None and (narrowed := _visible_set_here(r, tree)) is not None:
+        r.visible_gpus = narrowed[0]  # `os.environ['CUDA_VISIBLE_DEVICES'] = config.GPU`: what device_count() sees
+        out["visible_gpus"] = Use(narrowed[0], file, narrowed[1], "os.environ['CUDA_VISIBLE_DEVICES'] = …")
     ranks: dict[str, int] = {}
     batch_args: dict[int, ast.expr] = {}  # line → the batch expression of the loader kept there
     dead = _dead_code(r, tree)
@@ -2169,8 +2186,10 @@ def _rates_from_schedules(
         v = r.value(expr, _scope_at(r, tree, line), line)
         if _plausible_rate(v):
             out["lr"] = Use(v, file, line, "the per-step schedule the loop writes into param_group['lr'] starts here")
-    if "lr_default" in out and any(_writes_rate(n) for t in [tree, *engine_trees()] for n in walk(t)):
-        del out["lr_default"]  # the code writes the rate into the param groups itself (a schedule, a Noam wrapper)
+    if "lr_default" in out and any(
+        _writes_rate(n) and (t is not tree or id(n) not in dead) for t in [tree, *engine_trees()] for n in walk(t)
+    ):  # the code writes the rate into the param groups itself (a schedule, a Noam wrapper), unless only in an arm
+        del out["lr_default"]  # the settings rule out (`def adjust_opt(optAlg, …): if optAlg == 'sgd': …` with adam)
     for expr, line in _scaled_rate_sites(tree) if "lr" not in out else ():
         v = r.value(expr, _scope_at(r, tree, line), line)
         if _plausible_rate(v):
@@ -2183,6 +2202,28 @@ def _rates_from_schedules(
     if rated and all(_plausible_rate(v) for v, _ in rated):
         v, line = rated[-1]
         out["lr"] = Use(v, file, line, "the entry script sets the module's learning_rate")
+
+
+def _visible_set_here(r: _Resolver, tree: ast.Module) -> tuple[int, int] | None:
+    """The devices a script makes visible to itself at module level or in its main function
+    (``os.environ['CUDA_VISIBLE_DEVICES'] = config.GPU`` with ``GPU = '0'`` in its config module): how many, and
+    where; None when it sets none, or a value that cannot be told."""
+    for node in walk(tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript)):
+            continue
+        target = node.targets[0]
+        if not (
+            _dotted(target.value) in ("os.environ", "environ") and isinstance(target.slice, ast.Constant)
+            and target.slice.value == "CUDA_VISIBLE_DEVICES"
+        ):  # fmt: skip
+            continue
+        v = r.value(node.value, _scope_at(r, tree, node.lineno), node.lineno)
+        if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 4096:
+            return 1, node.lineno
+        if isinstance(v, str) and re.fullmatch(r"\s*\d{1,4}(?:\s*,\s*\d{1,4})*\s*,?\s*", v):
+            return len([x for x in v.split(",") if x.strip()]), node.lineno
+        return None
+    return None
 
 
 def _scope_at(r: _Resolver, tree: ast.Module, line: int) -> _Scope:

@@ -1103,14 +1103,15 @@ def _arms_ruled_out(cls: ast.ClassDef, ex: Extraction) -> set[int]:
 
 
 def _type_by_layers(model: _Model) -> str | None:
-    """The family of the counted model by where its parameters are: mostly convolutions (a CNN), recurrent layers
-    (an RNN), or only linear layers (an MLP); None when it is mixed or attention-based (no guess)."""
+    """The family of the counted model by where its parameters are: convolutions and no recurrent layers, or mostly
+    convolutions (a CNN), recurrent layers (an RNN), or only linear layers (an MLP); None when it is mixed or
+    attention-based (no guess)."""
     kinds = model.kinds or {}
     total = sum(kinds.values())
     if total <= 0 or kinds.get("attention", 0) > 0:
         return None
-    if kinds.get("conv", 0) >= 0.5 * total:
-        return "cnn"
+    if kinds.get("conv", 0) >= 0.5 * total or (kinds.get("conv", 0) > 0 and kinds.get("rnn", 0) == 0):
+        return "cnn"  # (VGG's and SphereFace's fully connected layers outweigh their convolutions: still CNNs)
     if kinds.get("rnn", 0) >= 0.5 * total:
         return "rnn"
     if kinds.get("linear", 0) + kinds.get("norm", 0) >= 0.95 * total:
@@ -1200,11 +1201,11 @@ def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
                 continue
         elif (
             isinstance(inner.func, ast.Call) and _callee_name(inner.func) == "getattr" and len(inner.func.args) == 2
-            and isinstance(inner.func.args[0], ast.Name) and isinstance(inner.func.args[1], ast.Constant)
+            and isinstance(inner.func.args[0], ast.Name)
         ):  # fmt: skip
             held = module_env.get(inner.func.args[0].id)  # `getattr(deeplab, 'resnet101')(...)`: the job's module's
-            if not (isinstance(held, tuple) and held and held[0] == "module"):  # function, named by a literal
-                continue
+            if not (isinstance(held, tuple) and held and held[0] == "module"):  # function or class, named by a
+                continue  # literal or a setting (`getattr(net_sphere, args.net)()`: the interpreter reads which)
         elif not isinstance(inner.func, ast.Name):
             continue
         else:
@@ -1224,8 +1225,9 @@ def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
                 and isinstance(key.value, str)
                 and _variant_of(key.value, built.cls)
             ):  # fmt: skip  (`create_by_name("RepVGG-A0")` built a RepVGG: the key says which)
-                return _Model(key.value, None, count)
-            return _Model(built.cls, None, count)  # (a known architecture a setting names still names it)
+                return _Model(key.value, None, count, counter.kinds(built))
+            return _Model(built.cls, None, count, counter.kinds(built))  # (a known architecture a setting names
+            # still names it; where its parameters sit says its family)
     return _Model()
 
 
@@ -1633,6 +1635,14 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource], ws: Works
     ):  # fmt: skip
         prov["dataset"] = _source(own)
         return name
+    for v in ex.values.values():  # `--type cifar10` where the code branches `if args.type == 'cifar10':`:
+        value = v.value  # the setting picks one of the datasets the code names
+        if (
+            isinstance(value, str) and re.fullmatch(r"[\w.-]{2,24}", value) and (c := canonical_dataset(value))
+            and re.search(rf"""==\s*['"]{re.escape(value)}['"]""", ex.code)
+        ):  # fmt: skip
+            prov["dataset"] = _source(v)
+            return c
     canon = canonical_dataset(_without_comments(ex.code))
     if canon is None and ws is not None and (held := _data_class_text(ws, ex)):
         canon = canonical_dataset(_without_comments(held))  # `datamodule=VAEDataset(...)`, which builds MyCelebA
