@@ -376,3 +376,32 @@ async def test_one_malformed_slurm_job_does_not_stop_the_others(broker: Embedded
         await source.stop()
     subs = decoded(await collect(broker.bootstrap, SUBMITTED.name, lambda m: len(m) >= 1, 30), SUBMITTED)
     assert [(s.job_id, s.num_gpus, s.command) for s in subs] == [("slurm-8", 4, ["run.sh"])]
+
+
+async def test_a_job_run_inside_a_git_repository_names_its_root_and_commit(
+    broker: EmbeddedBroker, tmp_path: Path
+) -> None:
+    """A job whose working directory is `proj/examples/cifar` of a git repository: its submission names `proj` as
+    the repository root the Advisor may read up to, with the commit and branch checked out there."""
+    root = tmp_path / "proj"
+    work = root / "examples" / "cifar"
+    work.mkdir(parents=True)
+    (root / ".git" / "refs" / "heads").mkdir(parents=True)
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (root / ".git" / "refs" / "heads" / "main").write_text("a" * 40 + "\n")
+    settings = Settings(broker=f"kafka://{broker.bootstrap}", data_dir=tmp_path / "conn")
+    source = SlurmSource(settings, {"SLURM_CONF": str(tmp_path / "none.conf")})
+    job = {"job_id": 9, "job_state": "PENDING", "user_name": "u", "current_working_directory": str(work),
+           "command": f"{work}/run.sh", "tres_per_node": "gres:gpu:1", "node_count": 1}  # fmt: skip
+
+    async def jobs() -> list[dict[str, Any]]:
+        return [job]
+
+    await source.start()
+    try:
+        source.slurm.jobs = jobs  # type: ignore[method-assign]  # the controller's answer, as squeue would give it
+        await source.poll()
+    finally:
+        await source.stop()
+    subs = decoded(await collect(broker.bootstrap, SUBMITTED.name, lambda m: len(m) >= 1, 30), SUBMITTED)
+    assert [(s.repo_root, s.git_commit, s.git_branch) for s in subs] == [(str(root.resolve()), "a" * 40, "main")]

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from schedmate.connectors.exceptions import SlurmCommandError
 from schedmate.connectors.publisher import Publisher
+from schedmate.connectors.repository import find_repository
 from schedmate.connectors.slurm.commands import RUNNING, TERMINAL, Slurm, expand_output_path, parse_kv
 from schedmate.connectors.tailer import FileFollower
 from schedmate.infra.lifecycle import AsyncLifecycle
@@ -229,10 +230,14 @@ class SlurmSource(AsyncLifecycle):
         script = str(job.get("command") or "")
         if workdir and script.startswith(workdir.rstrip("/") + "/"):
             script = script[len(workdir.rstrip("/")) + 1 :]
+        # the git repository around the job's folder (a job run from `repo/examples/x/` imports `repo`'s package):
+        # the Advisor may read up to its root; looked up in a thread, the file system may be a slow network mount
+        repo = await asyncio.to_thread(find_repository, workdir) if workdir and "\x00" not in workdir else None
         await self._publish(jobs_submitted.TOPIC, JobSubmitted(
             event_id=f"{key}:submitted", job_id=key, user=str(job.get("user_name") or ""),
             name=str(job.get("name") or ""), command=[script] if script else [], workdir=workdir,
-            num_gpus=_gpus(job), cluster=self.cluster,
+            repo_root=str(repo.root) if repo else "", git_commit=repo.commit if repo else None,
+            git_branch=repo.branch if repo else None, num_gpus=_gpus(job), cluster=self.cluster,
             submitted_at=float(_number(job.get("submit_time")) or time.time()),
         ))  # fmt: skip
 
