@@ -209,3 +209,56 @@ for epoch in range(150):
     )
     assert extract_metadata(tmp_path, "python train.py").dataset == "CIFAR-10"
     assert extract_metadata(tmp_path, "python train.py --type cifar100").dataset == "CIFAR-100"
+
+
+def test_a_harness_perceptual_loss_network_is_not_counted_with_the_model(tmp_path: Path) -> None:
+    """pix2pixHD (an earlier set, shown once DataParallel no longer hid its harness): `Pix2PixHDModel` holds `netG`,
+    `netD` and `criterionVGG = VGGLoss()`, whose `Vgg19` takes torchvision's pretrained VGG-19 apart for a perceptual
+    loss; the loss's network is not trained with the model: the count is the generator's and discriminator's."""
+    write(
+        tmp_path,
+        {
+            "losses.py": """
+import torch.nn as nn
+from torchvision import models
+class Vgg19(nn.Module):
+    def __init__(self):
+        super().__init__()
+        features = models.vgg19(pretrained=True).features
+        self.slice1 = nn.Sequential()
+        for x in range(2):
+            self.slice1.add_module(str(x), features[x])
+class VGGLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.vgg = Vgg19()
+        self.criterion = nn.L1Loss()
+""",
+            "nets.py": """
+import torch.nn as nn
+from losses import VGGLoss
+class Harness(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.netG = nn.Linear(100, 1000)
+        self.netD = nn.Linear(1000, 1)
+        self.criterionVGG = VGGLoss()
+""",
+            "train.py": """
+import torch
+from nets import Harness
+def create_model():
+    model = Harness()
+    return torch.nn.DataParallel(model)
+model = create_model()
+optimizer_G = torch.optim.Adam(model.module.netG.parameters(), lr=2e-4)
+for epoch in range(200):
+    loss = model.module.netG(torch.zeros(100)).sum()
+    optimizer_G.zero_grad()
+    loss.backward()
+    optimizer_G.step()
+""",
+        },
+    )
+    meta = extract_metadata(tmp_path, "python train.py")
+    assert meta.params_millions == pytest.approx((100 * 1000 + 1000 + 1000 + 1) / 1e6, abs=0.005)

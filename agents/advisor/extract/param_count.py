@@ -18,7 +18,7 @@ from schedmate.agents.advisor.extract.evaluator import Callee, Evaluator, builds
 from schedmate.agents.advisor.extract.known import known_model
 from schedmate.agents.advisor.extract.library_modules import library_module
 from schedmate.agents.advisor.extract.syntax import last_names, parse, walk
-from schedmate.agents.advisor.extract.torch_layers import torch_call
+from schedmate.agents.advisor.extract.torch_layers import PARALLEL_WRAPPERS, torch_call
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Weight, namespace
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
@@ -29,6 +29,7 @@ __all__ = ["UNKNOWN", "ParamCounter", "namespace"]
 _SETTINGS_CALL: Final = re.compile(r"parse|args|config|cfg|opt|option|hparams|settings|flags", re.I)
 # Attributes holding a copy of the model that the optimizer does not train: EMA weights, a teacher, a target network
 _NOT_TRAINED: Final = re.compile(r"(?:^|_)(?:ema|teacher|momentum)(?:_|$)|^net_?E$|(?i:^ema)", re.I)
+_LOSS_ATTR: Final = re.compile(r"^criterion|(?:^|_)loss(?:_|$)", re.I)  # `self.criterionVGG`, `self.perceptual_loss`
 _SLICE_ERRORS: Final = (AbortError, RecursionError, ArithmeticError, TypeError, ValueError, IndexError, KeyError)
 
 
@@ -155,6 +156,11 @@ class ParamCounter(Evaluator):
             into = all(isinstance(t, ast.Attribute | ast.Subscript) for t in stmt.targets) and set(roots) == {name}
             reads = name in {n.id for n in walk(stmt.value) if isinstance(n, ast.Name)}
             if roots == [name] and isinstance(stmt.targets[0], ast.Name):
+                wrapper = stmt.value.func if isinstance(stmt.value, ast.Call) else None
+                if isinstance(wrapper, ast.Attribute | ast.Name) and (
+                    (wrapper.attr if isinstance(wrapper, ast.Attribute) else wrapper.id) in PARALLEL_WRAPPERS
+                ):
+                    return  # `model = nn.DataParallel(model)`: attributes set after it are the wrapper's own
                 saved = self._total
                 try:
                     same = self._expr(stmt.value, env, file) is built  # `model = model.to(device)`: the same module
@@ -313,6 +319,18 @@ class ParamCounter(Evaluator):
             saved = self._total  # `self.netE = define_G(opt).eval()`, `self.model_ema = …`: a copy kept, not trained
             super()._stmt(node, env, file, module_level)
             self._total = saved
+            return
+        if (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
+            and _LOSS_ATTR.search(node.targets[0].attr)
+        ):  # fmt: skip
+            saved, builders, libraries = self._total, len(self.library_builders), set(self._libraries)
+            super()._stmt(node, env, file, module_level)
+            if len(self.library_builders) > builders:  # `self.criterionVGG = VGGLoss()` around torchvision's VGG-19:
+                self._total = saved  # a pretrained network a perceptual loss runs the outputs through, not trained
+                for key in set(self._libraries) - libraries:  # with the model (a loss of the job's own layers —
+                    del self._libraries[key]  # a learned margin — stays counted)
+                    self._sizes.pop(key, None)
             return
         super()._stmt(node, env, file, module_level)
 

@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, ModuleDict, Obj, Tensor, prod
 
-__all__ = ["layer_kind", "torch_call"]
+__all__ = ["PARALLEL_WRAPPERS", "layer_kind", "torch_call"]
 
 _ZERO_PARAM: Final = frozenset(
     {"ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "LeakyReLU", "Dropout", "Dropout2d", "Identity", "MaxPool1d",
@@ -37,7 +37,7 @@ def _vector(name: str, args: list[Any], kw: dict[str, Any]) -> Any:
     return Tensor(n, vector=True) if n <= 1 << 20 else UNKNOWN
 
 
-_PARALLEL_WRAPPERS: Final = frozenset(
+PARALLEL_WRAPPERS: Final = frozenset(
     {"DataParallel", "DistributedDataParallel", "DDP", "FullyShardedDataParallel", "FSDP"}
 )
 _ELEMENTWISE: Final = frozenset({"log", "exp", "sqrt", "abs", "sigmoid", "tanh", "log1p", "expm1", "neg", "clone"})
@@ -74,7 +74,7 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
         return layer, 0
     if name in ("linspace", "logspace", "arange"):  # 1-D: `for freq in torch.linspace(0, m, steps=n)` runs n times
         return _vector(name, args, kw), 0
-    if name in _PARALLEL_WRAPPERS and args and isinstance(args[0], Obj | Layer):
+    if name in PARALLEL_WRAPPERS and args and isinstance(args[0], Obj | Layer):
         return args[0], 0  # `DataParallel(model)`: the same module, run on more devices (no parameters of its own)
     if name in ("tensor", "as_tensor") and args:  # `torch.tensor(dim_head ** -0.5)`: a scalar (or a list's values)
         n = _numel(args[0])
