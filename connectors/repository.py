@@ -75,18 +75,24 @@ def _resolve_ref(git_dir: Path, ref: str) -> str | None:
 def find_repository(workdir: Path | str, home: Path | None = None) -> Repository | None:
     """The nearest enclosing git repository of ``workdir`` (itself included), or None. ``home`` (default: this
     process's home folder) and the file system's root are never taken as a repository."""
-    start = Path(workdir)
-    if not start.is_absolute() or not start.is_dir():
+    try:
+        start = Path(workdir)
+        if not start.is_absolute() or not start.is_dir():
+            return None
+        folder = start.resolve()
+    except (OSError, RuntimeError, ValueError):  # (an unreadable mount, a symlink loop, a NUL in the path)
         return None
     try:
         home = (home or Path.home()).resolve()
-    except RuntimeError:
+    except (OSError, RuntimeError):
         home = None
-    folder = start.resolve()
     for _ in range(MAX_LEVELS + 1):
         if folder in (folder.parent, home):
             return None
-        git_dir = _git_dir(folder)
+        try:
+            git_dir = _git_dir(folder)
+        except OSError:  # (a folder the connector may not read)
+            return None
         if git_dir is not None:
             head = (_read(git_dir / "HEAD", _SMALL) or "").strip()
             if _SHA.fullmatch(head):

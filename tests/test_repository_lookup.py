@@ -60,3 +60,4 @@ def test_no_repository_too_deep_at_home_or_relative(repo: Path, tmp_path: Path) 
     assert find_repository(deep, home=tmp_path / "x") is None
     assert find_repository(repo / "examples", home=repo) is None
     assert find_repository("examples") is None
+    assert find_repository("/x\x00y") is None  # a path the contract refuses: no lookup, no exception

@@ -356,17 +356,14 @@ async def test_a_job_that_ended_and_was_forgotten_while_the_source_was_down_come
         cluster.teardown()
 
 
-async def test_one_malformed_slurm_job_does_not_stop_the_others(broker: EmbeddedBroker, tmp_path: Path) -> None:
-    """A job whose fields the contract refuses (a NUL in its working directory) is skipped with a warning; the job
-    after it in the same poll is still published."""
+async def _submissions_of(broker: EmbeddedBroker, tmp_path: Path, answer: list[dict[str, Any]]) -> list[Any]:
+    """One poll of a Slurm source whose controller answers ``answer`` (as `squeue --json` would), and the
+    submissions it published through the broker."""
     settings = Settings(broker=f"kafka://{broker.bootstrap}", data_dir=tmp_path / "conn")
     source = SlurmSource(settings, {"SLURM_CONF": str(tmp_path / "none.conf")})
-    bad = {"job_id": 7, "job_state": "PENDING", "user_name": "u", "current_working_directory": "/x\x00y"}
-    good = {"job_id": 8, "job_state": "PENDING", "user_name": "u", "current_working_directory": str(tmp_path),
-            "command": f"{tmp_path}/run.sh", "tres_per_node": "gres:gpu:4", "node_count": 1}  # fmt: skip
 
     async def jobs() -> list[dict[str, Any]]:
-        return [bad, good]
+        return answer
 
     await source.start()
     try:
@@ -374,7 +371,16 @@ async def test_one_malformed_slurm_job_does_not_stop_the_others(broker: Embedded
         await source.poll()
     finally:
         await source.stop()
-    subs = decoded(await collect(broker.bootstrap, SUBMITTED.name, lambda m: len(m) >= 1, 30), SUBMITTED)
+    return decoded(await collect(broker.bootstrap, SUBMITTED.name, lambda m: len(m) >= 1, 30), SUBMITTED)
+
+
+async def test_one_malformed_slurm_job_does_not_stop_the_others(broker: EmbeddedBroker, tmp_path: Path) -> None:
+    """A job whose fields the contract refuses (a NUL in its working directory) is skipped with a warning; the job
+    after it in the same poll is still published."""
+    bad = {"job_id": 7, "job_state": "PENDING", "user_name": "u", "current_working_directory": "/x\x00y"}
+    good = {"job_id": 8, "job_state": "PENDING", "user_name": "u", "current_working_directory": str(tmp_path),
+            "command": f"{tmp_path}/run.sh", "tres_per_node": "gres:gpu:4", "node_count": 1}  # fmt: skip
+    subs = await _submissions_of(broker, tmp_path, [bad, good])
     assert [(s.job_id, s.num_gpus, s.command) for s in subs] == [("slurm-8", 4, ["run.sh"])]
 
 
@@ -389,19 +395,7 @@ async def test_a_job_run_inside_a_git_repository_names_its_root_and_commit(
     (root / ".git" / "refs" / "heads").mkdir(parents=True)
     (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (root / ".git" / "refs" / "heads" / "main").write_text("a" * 40 + "\n")
-    settings = Settings(broker=f"kafka://{broker.bootstrap}", data_dir=tmp_path / "conn")
-    source = SlurmSource(settings, {"SLURM_CONF": str(tmp_path / "none.conf")})
     job = {"job_id": 9, "job_state": "PENDING", "user_name": "u", "current_working_directory": str(work),
            "command": f"{work}/run.sh", "tres_per_node": "gres:gpu:1", "node_count": 1}  # fmt: skip
-
-    async def jobs() -> list[dict[str, Any]]:
-        return [job]
-
-    await source.start()
-    try:
-        source.slurm.jobs = jobs  # type: ignore[method-assign]  # the controller's answer, as squeue would give it
-        await source.poll()
-    finally:
-        await source.stop()
-    subs = decoded(await collect(broker.bootstrap, SUBMITTED.name, lambda m: len(m) >= 1, 30), SUBMITTED)
+    subs = await _submissions_of(broker, tmp_path, [job])
     assert [(s.repo_root, s.git_commit, s.git_branch) for s in subs] == [(str(root.resolve()), "a" * 40, "main")]

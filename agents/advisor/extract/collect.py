@@ -356,12 +356,13 @@ def _imported_parser_specs(ws: Workspace, code: str, script: str) -> list[ArgSpe
             if re.search(rf"\b{re.escape(a.asname or a.name)}\s*\(\)\s*\.\s*parse", code)
         ]
         path = ws.module_file(node.module, node.level, script)
-        if not named and not called and path:  # `from parameter import *` / `from args import get_arguments`, then
-            parsers = _parsing_functions_called(ws.read_text_or_none(path) or "", code)  # `args = get_arguments()`:
-            called = [a.name for a in node.names if a.name == "*" or a.name in parsers] and parsers  # that function
-        if not named and not called:  # of the module runs the parser
+        text = ws.read_text_or_none(path) if path else None
+        if not named and not called and text:  # `from parameter import *` / `from args import get_arguments`, then
+            parsers = _parsing_functions_called(text, code)  # `args = get_arguments()`: a function of that module
+            called = parsers if any(a.name == "*" or a.name in parsers for a in node.names) else []  # runs the parser
+        if not named and not called:
             continue  # (`opt = opts().parse()`: an options class whose method builds and runs the parser)
-        if path and path != script and (text := ws.read_text_or_none(path)):
+        if path and path != script and text:
             specs += _base_class_specs(ws, text, path) + argparse_specs(text)
     return specs
 

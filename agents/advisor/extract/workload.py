@@ -957,9 +957,15 @@ def _size_through_holder(ws: Workspace, ex: Extraction, counter: ParamCounter, t
             and isinstance(built_here.value, ast.Call)
             and (_callee_name(built_here.value) == holder.name)
         ):
-            built = _counted(ws, ex, counter, built_here.value, ex.launch.script or "")[2]
-            return counter.size_of(built.attrs.get(owner)) if isinstance(built, Obj) else None
+            return _part_of_holder(ws, ex, counter, built_here.value, owner)
     return None
+
+
+def _part_of_holder(ws: Workspace, ex: Extraction, counter: ParamCounter, holder: ast.Call, owner: str) -> int | None:
+    """The parameters of attribute ``owner`` of the object the entry's call ``holder`` builds (``Trainer(loader,
+    config)`` keeps its settings and builds ``self.G`` from them), built as the entry builds it; None if unknown."""
+    built = _counted(ws, ex, counter, holder, ex.launch.script or "")[2]
+    return counter.size_of(built.attrs.get(owner)) if isinstance(built, Obj) else None
 
 
 def _self_owner(expr: ast.AST) -> str | None:
@@ -1041,9 +1047,7 @@ def _model_in_job_class(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
                     if count is None and "." not in owner and "[" not in owner:
                         # arguments from the settings the holder keeps (`self.imsize = config.imsize`): build the
                         # holder as the entry does and take the part its optimizer trains
-                        holder_built = _counted(ws, ex, counter, node.value, script)[2]
-                        if isinstance(holder_built, Obj):
-                            count = counter.size_of(holder_built.attrs.get(owner))
+                        count = _part_of_holder(ws, ex, counter, node.value, owner)
                     return _Model(built, cls, count)
     return _Model()
 
