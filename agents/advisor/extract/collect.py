@@ -9,6 +9,7 @@ For ``llamafactory-cli``: its YAML, then flags and overrides.
 from __future__ import annotations
 
 import ast
+import configparser
 import posixpath
 import re
 from collections.abc import Iterator
@@ -227,7 +228,9 @@ def _read_config_files(
         if text is None:
             continue
         ex.sources.append(path)
-        if not path.endswith(_CONFIG_SUFFIXES) and (pairs := _key_value_file(text, path)):
+        if path.endswith((".cfg", ".ini", ".conf")) and (pairs := _ini_file(text, path)):
+            ex.values.update(pairs)  # configparser sections: `[Train] batch_size = 16`
+        elif not path.endswith(_CONFIG_SUFFIXES) and (pairs := _key_value_file(text, path)):
             given = set(flag_values(args))  # ConfigArgParse: the command line wins over its config file
             ex.values.update({k: v for k, v in pairs.items() if k not in given})
         elif path.endswith(".gin"):
@@ -304,6 +307,29 @@ def _key_value_file(text: str, path: str) -> dict[str, Value]:
     return out
 
 
+def _ini_file(text: str, path: str) -> dict[str, Value]:
+    """An INI file as Python's ``configparser`` reads it (``[Train]`` then ``batch_size = 16``): each key as
+    ``Section.key`` and, where no other section has it, as ``key`` alone. A file configparser refuses (Darknet's
+    ``.cfg`` repeats its ``[convolutional]`` sections) is no INI file: nothing."""
+    parser = configparser.ConfigParser(interpolation=None, strict=True)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # (keys keep their case, as the job reads them)
+    try:
+        parser.read_string(text[:200_000], source=path)
+    except (configparser.Error, UnicodeError):
+        return {}
+    lines = {m.group(1): n for n, raw in enumerate(text.splitlines()[:4000], start=1)
+             if (m := re.match(r"\s*([\w.-]+)\s*[=:]", raw))}  # fmt: skip
+    out: dict[str, Value] = {}
+    seen: dict[str, int] = {}
+    for section in parser.sections():
+        for key, raw in parser.items(section, raw=True):
+            value = Value(parse_literal(raw) if raw.strip() else None, path, lines.get(key))
+            out[f"{section}.{key}"] = value
+            seen[key] = seen.get(key, 0) + 1
+            out.setdefault(key, value)
+    return {k: v for k, v in out.items() if "." in k or seen.get(k, 0) == 1}
+
+
 def _imported_names(text: str) -> Iterator[tuple[str, int]]:
     """(module, level) of every import in ``text``: ``from a.b import c`` gives ``a.b`` and ``a.b.c``."""
     try:
@@ -360,11 +386,25 @@ def _imported_parser_specs(ws: Workspace, code: str, script: str) -> list[ArgSpe
         if not named and not called and text:  # `from parameter import *` / `from args import get_arguments`, then
             parsers = _parsing_functions_called(text, code)  # `args = get_arguments()`: a function of that module
             called = parsers if any(a.name == "*" or a.name in parsers for a in node.names) else []  # runs the parser
+        if not named and not called and text and _runs_foreign_parser(code, text):
+            called = [a.asname or a.name for a in node.names]  # `hparams = Hparams(); hp = hparams.parser.parse_args()`
         if not named and not called:
             continue  # (`opt = opts().parse()`: an options class whose method builds and runs the parser)
         if path and path != script and text:
             specs += _base_class_specs(ws, text, path) + argparse_specs(text)
     return specs
+
+
+def _runs_foreign_parser(code: str, module_text: str) -> bool:
+    """Whether the entry parses a command line with a parser it does not define: it calls ``parse_args()`` and adds
+    no argument itself, while the imported module builds an ``ArgumentParser`` and adds arguments (Kyubyong's
+    transformer: ``class Hparams: parser = argparse.ArgumentParser(); parser.add_argument(...)``)."""
+    return (
+        re.search(r"\.parse(?:_known)?_args\(", code) is not None
+        and ".add_argument(" not in code
+        and "ArgumentParser(" in module_text
+        and ".add_argument(" in module_text
+    )
 
 
 def _parsing_functions_called(module_text: str, code: str) -> list[str]:
@@ -429,7 +469,7 @@ def _class_def(ws: Workspace, tree: ast.Module, name: str, file: str, hops: int 
 
 def _config_classes(ws: Workspace, ex: Extraction, code: str, script: str) -> None:
     """Config classes the entry instantiates bare (``train_config = TRAIN_CONFIG()``) or hands to
-    ``HfArgumentParser``: their field defaults become the lowest-priority settings (``Class.field``)."""
+    ``HfArgumentParser`` or ``tyro.cli``: their field defaults become the lowest-priority settings (``Class.field``)."""
     try:
         tree = parse(code)
     except (SyntaxError, ValueError):
@@ -440,6 +480,11 @@ def _config_classes(ws: Workspace, ex: Extraction, code: str, script: str) -> No
             continue
         if isinstance(node.func, ast.Name) and not node.args and not node.keywords:
             names.add(node.func.id)
+        elif (
+            getattr(node.func, "id", getattr(node.func, "attr", "")) == "cli" and node.args
+            and isinstance(node.args[0], ast.Name) and re.search(r"^\s*(?:import tyro|from tyro\b)", code, re.M)
+        ):  # fmt: skip
+            names.add(node.args[0].id)  # `args = tyro.cli(Args)`: a dataclass whose fields are the options
         elif getattr(node.func, "id", getattr(node.func, "attr", "")) == "HfArgumentParser" and node.args:
             arg = node.args[0]
             names.update(e.id for e in (arg.elts if isinstance(arg, ast.Tuple | ast.List) else [arg])

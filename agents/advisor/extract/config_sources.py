@@ -74,6 +74,48 @@ class ArgSpec:
     action: str | None
     line: int
     nargs: Any = None
+    absl_bool: bool = False  # an absl / tf.app.flags boolean: `--name`, `--noname`, `--name=false`
+
+
+# absl's (and tf.app.flags', tf.compat.v1.flags') flag definitions: DEFINE_<kind>(name, default, help)
+_ABSL_KINDS: Final = {"DEFINE_integer": "int", "DEFINE_float": "float", "DEFINE_string": "str", "DEFINE_enum": "str",
+                      "DEFINE_boolean": "bool", "DEFINE_bool": "bool"}  # fmt: skip
+
+
+def _absl_spec(node: ast.Call, constants: dict[str, Any]) -> ArgSpec | None:
+    """A flag an absl / TensorFlow ``flags.DEFINE_integer("batch_size", 64, "…")`` call defines, as an option."""
+    callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+    kind = _ABSL_KINDS.get(callee)
+    if kind is None:
+        return None
+    kw = {k.arg: k.value for k in node.keywords if k.arg}
+    name_node = node.args[0] if node.args else kw.get("name")
+    default_node = node.args[1] if len(node.args) > 1 else kw.get("default")
+    name = _literal(name_node) if name_node is not None else None
+    if not isinstance(name, str) or not name.isidentifier():
+        return None
+    default = _default(default_node, constants) if default_node is not None else None
+    if kind == "bool":
+        return ArgSpec(flags=(f"--{name}",), dest=name, default=default, type=None, action=None,
+                       line=node.lineno, absl_bool=True)  # fmt: skip
+    return ArgSpec(flags=(f"--{name}",), dest=name, default=default, type=kind, action=None, line=node.lineno)
+
+
+def _absl_booleans(specs: list[ArgSpec], argv: list[str]) -> list[str]:
+    """absl's boolean forms written as values: ``--train`` → ``--train=true``, ``--notrain`` → ``--train=false``."""
+    names = {s.dest for s in specs if s.absl_bool}
+    if not names:
+        return argv
+    out: list[str] = []
+    for tok in argv:
+        flag = tok[2:] if tok.startswith("--") and "=" not in tok else ""
+        if flag in names:
+            out.append(f"--{flag}=true")
+        elif flag.startswith("no") and flag[2:] in names:
+            out.append(f"--{flag[2:]}=false")
+        else:
+            out.append(tok)
+    return out
 
 
 class _Yaml12Loader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no type stubs here
@@ -225,6 +267,9 @@ def argparse_specs(source: str, wrappers: Collection[str] = ()) -> list[ArgSpec]
     for found in walk(tree):
         if not isinstance(found, ast.Call):
             continue
+        if (absl := _absl_spec(found, constants)) is not None:
+            specs.append(absl)
+            continue
         node = found
         wrapper = found.func.id if isinstance(found.func, ast.Name) else getattr(found.func, "attr", None)
         if wrapper in wrappers:  # read as `<parser>.add_argument(...)`
@@ -355,6 +400,7 @@ def resolve_argparse(
 ) -> dict[str, Value]:
     """Values of every argument for ``argv`` (defaults from the script, overrides from the command; unique prefixes
     of long options stand for them, as argparse reads them, unless the script turns that off)."""
+    argv = _absl_booleans(specs, argv)
     if abbreviations:
         argv = _expand_prefixes(specs, argv)
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)

@@ -29,9 +29,11 @@ __all__ = [
     "dataset_task",
     "find_class",
     "inline_model",
+    "layer_census",
     "model_type_of",
     "readme_lead",
     "readme_title",
+    "specific_family",
     "task_of",
 ]
 
@@ -103,7 +105,8 @@ _LAYER_KINDS: Final = (
         r"Conv[123]d|ConvTranspose[123]d|(?:Batch|Instance)Norm[23]d|(?:Max|Avg|AdaptiveAvg|AdaptiveMax)Pool[23]d",
         "conv",
     ),
-    (r"(?:LSTM|GRU|RNN)(?:Cell)?", "rnn"),  # (a decoder stepping an `nn.LSTMCell` is recurrent too)
+    # (a decoder stepping an `nn.LSTMCell` is recurrent too; TensorFlow's `rnn.MultiRNNCell`, `BasicLSTMCell`)
+    (r"(?:LSTM|GRU|RNN)(?:Cell)?|\w*(?:LSTM|GRU|RNN)\w*Cell|CuDNN(?:LSTM|GRU)", "rnn"),
     (r"Linear", "linear"),
     (r"Embedding", "embedding"),  # a lookup of tokens: with only linear layers besides, no MLP over features
 )
@@ -127,20 +130,29 @@ class ModelClass:
 
 
 def _attends(fn: ast.AST) -> bool:
-    """Whether a method computes attention: a softmax of a product of two tensors (``einsum``, ``matmul``, ``bmm``,
-    ``@``) in the same function, as a self-attention layer written by hand does."""
+    """Whether a method computes attention: a softmax of a product of queries and transposed keys in the same
+    function, as a self-attention layer written by hand does (``q @ k.transpose(-2, -1)``, ``bmm(q, k.permute(0, 2,
+    1))``, ``tf.matmul(q, k, transpose_b=True)``, an ``einsum``). A softmax over ``matmul(h, W)`` with no transpose
+    is an output layer's (a char-RNN's logits), not attention."""
     if not isinstance(fn, ast.FunctionDef):
         return False
-    softmax = product = False
+    softmax = product = transposed = False
     for node in walk(fn):
         if isinstance(node, ast.Call):
             f = node.func
             name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
             softmax = softmax or name.endswith("softmax")
             product = product or name in ("einsum", "matmul", "bmm", "baddbmm")
+            transposed = (
+                transposed
+                or name in ("einsum", "transpose", "permute", "swapaxes", "t")
+                or any(k.arg in ("transpose_b", "adjoint_b") for k in node.keywords)
+            )
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
             product = True
-    return softmax and product
+        elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
+            transposed = True
+    return softmax and product and transposed
 
 
 def find_class(ws: Workspace, name: str, code: str, file: str, depth: int = 0) -> ModelClass | None:
@@ -248,6 +260,14 @@ def inline_model(call: ast.Call, file: str) -> ModelClass:
     return mc
 
 
+def specific_family(text: str) -> str | None:
+    """The architecture family a text names by one of the specific families (``FastSpeech 2 - PyTorch
+    Implementation``: a TTS model; ``… framework -- Unet, using Keras``: a U-Net), or None; the generic words (resnet,
+    lstm, mlp) are not read here: a project's title may mention them in passing."""
+    low = text.lower()
+    return next((kind for pattern, kind in _SPECIFIC_FAMILIES if re.search(pattern, low)), None)
+
+
 def model_type_of(names: list[str], mc: ModelClass | None) -> str | None:
     """The architecture family from names (checkpoint id, class, README title) and the class's layers."""
     text = " ".join(n for n in names if n).lower()
@@ -277,6 +297,54 @@ def model_type_of(names: list[str], mc: ModelClass | None) -> str | None:
         if re.search(pattern, text):
             return kind
     return None
+
+
+# Layers written as functions over tensors the job holds itself (a functional wide ResNet's `F.conv2d(x, params[…])`)
+_FUNCTIONAL_LAYERS: Final = ((r"conv(?:_transpose)?[123]d", "conv"), (r"linear", "linear"), (r"lstm|gru|rnn", "rnn"))
+# Keras layer classes the PyTorch patterns above do not spell (`Conv2D`, `Dense`)
+_KERAS_LAYERS: Final = ((r"Conv[123]D|Conv[123]DTranspose|SeparableConv[12]D", "conv"), (r"Dense", "linear"))
+
+
+def layer_census(texts: list[str]) -> str | None:
+    """The architecture family of the networks the job's own modules build, when no model was found to name it: the
+    layer constructors (``nn.Conv2d``, ``layers.Dense``) and functional layers (``F.conv2d``) called anywhere in
+    ``texts``. Only an unambiguous census answers: convolutions and no recurrent or attention layers (a CNN),
+    recurrent layers and no convolutions or attention (an RNN), linear layers alone (an MLP); any attention or a mix
+    of convolutions and recurrent layers is no answer."""
+    kinds: set[str] = set()
+    for text in texts:
+        try:
+            tree = parse(text)
+        except SyntaxError:
+            continue
+        for node in walk(tree):
+            if isinstance(node, ast.ClassDef) and any(map(_attends, walk(node))):
+                kinds.add("attention")
+            if not isinstance(node, ast.Call):
+                continue
+            fn = node.func
+            callee = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+            if not callee:
+                continue
+            if callee[0].isupper():
+                for pattern, kind in (*_LAYER_KINDS, *_KERAS_LAYERS):
+                    if re.fullmatch(rf"(?:{pattern})", callee):
+                        kinds.add(kind)
+            elif (
+                isinstance(fn, ast.Attribute)
+                and last_names([fn.value]) & {"F", "functional"}
+                and len(node.args) >= 2  # an input and a weight: a layer, not an activation
+            ):
+                for pattern, kind in _FUNCTIONAL_LAYERS:
+                    if re.fullmatch(pattern, callee):
+                        kinds.add(kind)
+    if kinds & {"transformer", "attention"}:
+        return None
+    if "conv" in kinds:
+        return None if "rnn" in kinds else "cnn"
+    if "rnn" in kinds:
+        return "rnn"
+    return "mlp" if kinds == {"linear"} else None
 
 
 _INSTRUCTION: Final = re.compile(

@@ -432,6 +432,7 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
     arms: list[_Arms] = []  # the `if` blocks around the line: which arm runs, where the variables can tell
     copies: dict[str, str] = {}  # a path the script's `cp` writes → the file it copied there
     arrays: dict[int, tuple[str, str]] = {}  # `ARGS=(` ... `)` over several lines (Megatron's launch scripts)
+    fallback: Launch | None = None  # the first python command, where none trains in its own text
     inside: set[int] = set()
     for arr in _ARRAY.finditer(joined):
         body = " ".join(part.split("#", 1)[0] for part in arr.group(2).splitlines())
@@ -484,8 +485,26 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
             copied = copies.get(posixpath.normpath(inner.script)) if inner.script else None
             if inner.script and copied and not ws.exists(inner.script) and ws.exists(copied):
                 inner.script = copied  # the copy is made when the job runs: the job's own file is what runs
-            return inner
-    return launch
+            if _steps_itself(ws, inner):
+                return inner
+            fallback = fallback or inner  # (`python init.py …` then `python train.py …`: a preparation step first)
+    return fallback or launch
+
+
+# What a training entry calls: a backward pass, an optimizer step, Keras' fit, TF1's minimize, a Trainer
+_TRAINS: Final = re.compile(
+    r"\bbackward\(|\.step\(\)|\.fit\(|\bfit_generator\(|\btrain_on_batch\(|\.minimize\(|\bTrainer\(|"
+    r"\.train\(\s*[\w*]"
+)
+
+
+def _steps_itself(ws: Workspace, launch: Launch) -> bool:
+    """Whether a command's entry script trains where it can be seen (a call of :data:`_TRAINS` in its text), or
+    cannot be read (a module, an unknown file: taken as the training command)."""
+    if not launch.script or not launch.script.endswith(".py"):
+        return True
+    text = ws.read_text_or_none(launch.script)
+    return text is None or _TRAINS.search(text) is not None
 
 
 def _note_copies(words: list[str], copies: dict[str, str]) -> None:

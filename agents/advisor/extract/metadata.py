@@ -345,7 +345,7 @@ def _setup(ex: Extraction) -> _Setup:
         launch.launcher == "python"
         and re.search(r"\bspawn\(", ex.code)
         and not spawns_dead
-        and "DistributedDataParallel(" in ex.code
+        and ("DistributedDataParallel(" in ex.code or _ddp_alias_called(ex.code))
         and ("--multiprocessing-distributed" in launch.args or not re.search(r"multiprocessing.distributed", ex.code))
     ):
         distributed = "ddp"  # the script spawns one DDP process per GPU itself
@@ -354,6 +354,15 @@ def _setup(ex: Extraction) -> _Setup:
     else:
         distributed = "single_gpu"
     return _Setup(num_gpus, distributed, stage)
+
+
+def _ddp_alias_called(code: str) -> bool:
+    """Whether the entry calls DistributedDataParallel under the name it imports it as (apex's or torch's
+    ``from apex.parallel import DistributedDataParallel as DDP`` … ``DDP(generator)``)."""
+    return any(
+        re.search(rf"\b{re.escape(alias)}\(", code)
+        for alias in re.findall(r"import\s+DistributedDataParallel\s+as\s+(\w+)", code)
+    )
 
 
 _DATA_PARALLEL: Final = re.compile(r"\bnn\.DataParallel\(|\bDataParallel\(")
@@ -680,7 +689,7 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         fw.append("HF Trainer")
         if re.search(r"^\s*(?:from trl\b|import trl\b)", code, re.M):
             fw.append("TRL")
-    elif (other := [n for n, pat in _NON_TORCH if re.search(pat, code, re.M)]) and not _imports_torch(ex):
+    elif (other := _non_torch(ex)) and not _imports_torch(ex):
         fw += other  # a TensorFlow / JAX job: neither the entry script nor the modules it reaches import torch
     else:
         fw.append("PyTorch")
@@ -722,6 +731,15 @@ _NON_TORCH: Final = (
     ("JAX", r"^\s*(?:import|from) jax\b"),
     ("Flax", r"^\s*(?:import|from) flax\b"),
 )
+
+
+def _non_torch(ex: Extraction) -> list[str]:
+    """The other frameworks the entry script imports, else those the modules it reaches import (`from model import *`
+    where model.py imports keras)."""
+    for text in (ex.code, *(t for _, t in ex.modules)):
+        if found := [name for name, pattern in _NON_TORCH if re.search(pattern, text, re.M)]:
+            return found
+    return []
 
 
 def _imports_torch(ex: Extraction) -> bool:

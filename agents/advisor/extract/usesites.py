@@ -58,6 +58,10 @@ OPTIMIZERS: Final = frozenset(
      "AdamW8bit", "Adam8bit", "PagedAdamW", "PagedAdamW8bit", "FusedAdam", "FusedLAMB", "DeepSpeedCPUAdam",
      "Adafactor", "LARS", "SophiaG", "ASGD", "Rprop", "SparseAdam"}
 )  # fmt: skip
+_TF_OPTIMIZERS: Final = frozenset(
+    {"AdamOptimizer", "GradientDescentOptimizer", "MomentumOptimizer", "RMSPropOptimizer", "AdagradOptimizer",
+     "AdadeltaOptimizer", "AdamWOptimizer", "LazyAdamOptimizer"}
+)  # fmt: skip
 _TORCH_DEFAULT_LR: Final = {"Adam": 1e-3, "AdamW": 1e-3, "RMSprop": 1e-2, "Adagrad": 1e-2, "Adadelta": 1.0,
                              "Adamax": 2e-3, "NAdam": 2e-3, "RAdam": 1e-3, "ASGD": 1e-2, "Rprop": 1e-2}  # fmt: skip
 _HF_ARGS: Final = frozenset(
@@ -243,6 +247,13 @@ class _Resolver:
             elif isinstance(t, ast.Tuple) and isinstance(value, ast.Call) and _callee(value) == "parse_known_args":
                 if t.elts and isinstance(t.elts[0], ast.Name):
                     self.namespaces.add(t.elts[0].id)
+            elif isinstance(t, ast.Tuple | ast.List):  # `_, _, _, epoch_str = load_checkpoint(...)`: each name is
+                for i, elt in enumerate(t.elts):  # bound to that item of what the call returns
+                    if isinstance(elt, ast.Name):
+                        item = ast.Subscript(value=value, slice=ast.Constant(i), ctx=ast.Load())
+                        ast.copy_location(item, node)
+                        scope.assigns.setdefault(elt.id, []).append((node.lineno, item))
+                        scope.branches[(elt.id, node.lineno)] = branch
             elif isinstance(t, ast.Attribute) and (key := _dotted(t)):
                 scope.attr_assigns.setdefault(key, []).append((node.lineno, value))
                 scope.attr_conditions[(key, node.lineno)] = [(self._tests[i], arm) for i, arm in branch]
@@ -596,7 +607,7 @@ class _Resolver:
             return base.get(node.attr, _UNKNOWN)
         if base is _UNKNOWN and isinstance(node.value, ast.Name) and node.attr == "batch_size":
             built = self._built_with(node.value.id, scope, line)  # `sampler.batch_size` of `Sampler(batch_size=2)`
-            kw = next((k.value for k in built.keywords if k.arg == node.attr), None) if built is not None else None
+            kw = _sampler_batch(built) if built is not None else None
             if kw is not None:
                 return self.value(kw, scope, line, depth + 1)
         if isinstance(node.value, ast.Name) and (module := self._module_of(node.value.id)) is not None:
@@ -718,8 +729,32 @@ class _Resolver:
                 module, level, real = imported
                 dotted = f"{module}.{real}" if module else real
                 path = self.ws.module_file(dotted, max(level, 0), self.file)
+            if path is None and imported is not None:
+                path = self._configured_from_file(name)
             self._module_files[name] = path if path != self.file else None
         return self._module_files[name]
+
+    def _configured_from_file(self, name: str) -> str | None:
+        """The Python file of the workspace an imported settings object loads its names from at run time
+        (WaveRNN's ``from utils import hparams as hp`` then ``hp.configure(args.hp_file)``, ``--hp_file`` defaulting
+        to ``hparams.py``): a statement that only calls a method of ``name`` with one argument that is a ``.py``
+        path the workspace holds. Its module-level constants are then ``name``'s attributes."""
+        tree = self.module.node
+        if not isinstance(tree, ast.Module):
+            return None
+        self._module_files[name] = None  # (no recursion through the argument's value)
+        for node in walk(tree):
+            if not (
+                isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and len(node.value.args) == 1
+                and isinstance(node.value.func, ast.Attribute) and isinstance(node.value.func.value, ast.Name)
+                and node.value.func.value.id == name
+            ):  # fmt: skip
+                continue
+            arg = node.value.args[0]
+            where = self.value(arg, _scope_at(self, tree, node.lineno), node.lineno, 1)
+            if isinstance(where, str) and where.endswith(".py") and self.ws.exists(where):
+                return where.removeprefix("./")
+        return None
 
     def _split_per_process(self, rhs: ast.expr, scope: _Scope, line: int, depth: int) -> Any:
         """``int(args.batch_size / ngpus_per_node)``: a whole divided by a process count that cannot be told (the
@@ -815,6 +850,8 @@ class _Resolver:
             return _Namespace("args")
         if isinstance(node.func, ast.Name) and name in self.config_classes and not args and not node.keywords:
             return _Namespace(name, self.config_classes[name])
+        if name == "cli" and args and isinstance(args[0], ast.Name) and args[0].id in self.config_classes:
+            return _Namespace(args[0].id, self.config_classes[args[0].id])  # `args = tyro.cli(Args)`
         if name == "device_count" and self.visible_gpus is not None:
             return self.visible_gpus  # CUDA_VISIBLE_DEVICES on the command line
         if name in ("min", "max") and len(args) >= 2:
@@ -933,6 +970,17 @@ def _literal(node: ast.expr) -> Any:
         and all(k.arg for k in node.keywords)
     ):  # `dict(BATCH_SIZE=512, DEVICE=torch.device(...))` (face.evoLVe's configurations): its literal entries
         return {k.arg: v for k in node.keywords if (v := _literal(k.value)) is not _UNKNOWN}
+    if (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "list"
+        and len(node.args) == 1 and isinstance(inner := node.args[0], ast.Call)
+        and isinstance(inner.func, ast.Name) and inner.func.id == "range" and 1 <= len(inner.args) <= 2
+    ):  # fmt: skip
+        bounds = [_literal(a) for a in inner.args]  # `DEVICES = list(range(0, 4))`: a device list
+        if (
+            all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
+            and bounds[-1] - (bounds[0] if len(bounds) == 2 else 0) <= 4096
+        ):
+            return list(range(*bounds))
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -1185,9 +1233,14 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
             yield "batch", a, SPLIT_LOADER
     elif name == "IterationBasedBatchSampler" and (a := _args_of(call, ("num_iterations",), 1)) is not None:
         yield "max_steps", a, f"{name}(num_iterations=)"  # maskrcnn-benchmark's sampler: the loader yields this many
+    elif name in _TF_OPTIMIZERS:  # TensorFlow 1's `tf.train.AdamOptimizer(learning_rate, beta1=…)`: the rate first
+        if (a := _args_of(call, ("learning_rate",), 0)) is not None:
+            yield "lr", a, f"{name}(learning_rate=)"
     elif name in OPTIMIZERS:
         if (a := _args_of(call, ("lr", "learning_rate"), 1)) is not None:
             yield "lr", a, f"{name}(lr=)"
+        elif (a := _first_group_rate(call)) is not None:
+            yield "lr", a, f"{name}(params=[{{'lr': …}}, …])"
         elif (
             name in _TORCH_DEFAULT_LR
             and _trains_parameters(call)
@@ -1313,8 +1366,9 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
 
 _WRAPS: Final = {"FullyShardedDataParallel": "fsdp_wrap", "FSDP": "fsdp_wrap", "fully_shard": "fsdp_wrap",
                  "DistributedDataParallel": "ddp_wrap", "DDP": "ddp_wrap", "DataParallel": "dp_wrap",
-                 "parallel_apply": "dp_wrap"}  # fmt: skip
-# (torch.nn.parallel.parallel_apply: DataParallel taken apart — replicas of the model run on the visible GPUs)
+                 "parallel_apply": "dp_wrap", "multi_gpu_model": "dp_wrap"}  # fmt: skip
+# (torch.nn.parallel.parallel_apply: DataParallel taken apart — replicas of the model run on the visible GPUs; Keras'
+# `multi_gpu_model(model, gpus=N)`: one process, the model replicated on N GPUs, each batch split between them)
 
 
 _DEVICE_COUNT: Final = re.compile(  # a count of devices or processes, by what computes it or is named
@@ -1499,6 +1553,39 @@ def _device_list_size(v: Any) -> int | None:
     return None
 
 
+def _first_group_rate(call: ast.Call) -> ast.expr | None:
+    """An optimizer given parameter groups with their own rates and no default (``SGD(params=[{'params': …, 'lr':
+    1 * LR}, {'params': …, 'lr': 2 * LR}])``): the first group's rate, the base the others scale."""
+    groups = _args_of(call, ("params",), 0)
+    if not (isinstance(groups, ast.List) and groups.elts and isinstance(first := groups.elts[0], ast.Dict)):
+        return None
+    return next(
+        (v for k, v in zip(first.keys, first.values, strict=False) if isinstance(k, ast.Constant) and k.value == "lr"),
+        None,
+    )
+
+
+_WRAP_FIELDS: Final = frozenset({"dp_wrap", "ddp_wrap", "fsdp_wrap", "dp_all", "dp_devices"})
+
+
+def _gated_by_device_count(arms: dict[int, tuple[tuple[ast.expr, bool], ...]], node: ast.AST) -> bool:
+    """Whether every ``if`` around ``node`` tests the visible device count (``if with_cuda and
+    torch.cuda.device_count() > 1:``: every visible GPU, whatever they are), or there is none."""
+    return all(
+        any(isinstance(n, ast.Call) and _callee(n) == "device_count" for n in walk(test))
+        for test, _ in arms.get(id(node), ())
+    )
+
+
+def _sampler_batch(built: ast.Call) -> ast.expr | None:
+    """The batch a sampler object was built with: its ``batch_size=`` keyword (``AspectRatioBasedSampler(data,
+    batch_size=2)``), or the second argument of torch's ``BatchSampler(sampler, batch_size, drop_last)``."""
+    kw = next((k.value for k in built.keywords if k.arg == "batch_size"), None)
+    if kw is None and _callee(built) == "BatchSampler" and len(built.args) >= 2:
+        kw = built.args[1]
+    return kw
+
+
 def _rebound_locally(scope: ast.AST, call: ast.Call) -> bool:
     """``autocast = get_autocast(args.precision)`` then ``with autocast():``: the name called is a local variable
     bound to whatever a function returns (maybe ``contextlib.suppress``), not torch's API."""
@@ -1521,11 +1608,15 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
     if fn is None and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
         key = f"{call.func.value.id}.{name}"  # `import data_utils as dp; dp.loaders(args)`
         fn = _module_function(ws, r, call.func.value.id, name, file)
+    if fn is None and isinstance(call.func, ast.Name) and name[:1].isupper():
+        fn, key = _imported_constructor(ws, r, name, file), f"{name}.__init__"  # `trainer = BERTTrainer(bert, …)`
     if fn is None:
         return []
     helper_file = r._helper_files.get(key, "")
     helper_tree = r.parsed(helper_file) if helper_file else None
     params = [p.arg for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]]
+    if fn.name == "__init__" and params:
+        params = params[1:]  # (`self` is not among the call's arguments)
     out: list[tuple[str, ast.expr, str]] = []
     for expr, _ in _accumulation_sites(fn):
         if isinstance(expr, ast.Name) and expr.id in params:
@@ -1533,7 +1624,7 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
             mapped = _args_of(call, (expr.id,), idx if idx < len(fn.args.posonlyargs) + len(fn.args.args) else None)
             if mapped is not None:
                 out.append(("grad_accum", mapped, f"{name}() → step every N micro-batches"))
-    sub = _HelperSubstitution(fn, call, params)
+    sub = _HelperSubstitution(fn, call, params, bound_self=fn.name == "__init__")
     arms = _if_arms(fn)
     loader_ranks: dict[int, int] = {}  # index in out → how surely that loader is the training loader
     for node in walk(fn):
@@ -1545,8 +1636,12 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
             for c in _consumers(node)
             if not (c[2] == "create_model()" and helper_tree and _defined_in(ws, helper_tree, helper_file, node))
             and not (c[0] in ("amp_dtype", "amp_enabled") and (_rebound_locally(fn, node) or _without_grad(fn)))
+            and not (fn.name == "__init__" and c[0] in ("amp_dtype", "amp_enabled", "cast"))
+            and not (fn.name == "__init__" and c[0] in _WRAP_FIELDS and not _gated_by_device_count(arms, node))
         ]  # (the job's own `create_model(config)` builds from a config; it names no architecture; an autocast in a
-        # `@torch.no_grad()` helper, an evaluation, says nothing of the precision the model is trained in)
+        # `@torch.no_grad()` helper, an evaluation, says nothing of the precision the model is trained in; nor does a
+        # `GradScaler()` a class builds when constructed (ConvNeXt's `NativeScaler()`, used only under `--use_amp`);
+        # a constructor's wrap under a test of its own settings (`if len(gpu_ids) > 0:`) decides nothing either)
         if not consumers or not _arms_may_run(r, sub, arms.get(id(node), ()), call):
             continue
         for fieldname, arg, how in consumers:
@@ -1576,10 +1671,12 @@ class _HelperSubstitution:
     assigned once before the use become their values (``learning_rate = 0.3 * args.batch_size / 256``), literals
     stay; anything else cannot be told (None)."""
 
-    def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, params: list[str]) -> None:
+    def __init__(
+        self, fn: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, params: list[str], *, bound_self: bool = False
+    ) -> None:
         self.call = call
         self.params = params
-        self.n_positional = len(fn.args.posonlyargs) + len(fn.args.args)
+        self.n_positional = len(fn.args.posonlyargs) + len(fn.args.args) - int(bound_self)
         self.locals: dict[str, list[tuple[int, ast.expr]]] = {}
         for node in walk(fn):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -1598,6 +1695,10 @@ class _HelperSubstitution:
             if len(self.locals.get(node.id, [])) == 1 and earlier:
                 return self.expr(earlier[0][1], earlier[0][0], depth + 1)
             return None
+        if isinstance(node, ast.Attribute) and node.attr == "batch_size" and isinstance(node.value, ast.Name):
+            built = [(ln, v) for ln, v in self.locals.get(node.value.id, []) if ln < line]
+            if len(built) == 1 and isinstance(built[0][1], ast.Call) and (b := _sampler_batch(built[0][1])) is not None:
+                return self.expr(b, built[0][0], depth + 1)  # `batch_sampler = BatchSampler(sampler, batch_size, …)`
         if isinstance(node, ast.Attribute):  # config.TRAIN.BASE_LR where config is a parameter
             base = self.expr(node.value, line, depth + 1)
             return None if base is None else ast.Attribute(value=base, attr=node.attr, ctx=ast.Load())
@@ -1686,7 +1787,48 @@ def _imported_function(ws: Workspace, r: _Resolver, name: str, file: str) -> ast
                 (d for d in (mod.body if mod else []) if isinstance(d, ast.FunctionDef) and d.name == real), None
             )
             r._helper_files[name] = path or ""
+        elif imported is None and isinstance(r.module.node, ast.Module):  # `from model import *` then `unet()`
+            for node in r.module.node.body:
+                if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+                    path = ws.module_file(node.module or "", node.level, file)
+                    mod = r.parsed(path) if path else None
+                    fn = next(
+                        (d for d in (mod.body if mod else []) if isinstance(d, ast.FunctionDef) and d.name == name),
+                        None,
+                    )
+                    if fn is not None:
+                        r._helpers[name], r._helper_files[name] = fn, path or ""
+                        break
     return r._helpers[name]
+
+
+def _imported_constructor(ws: Workspace, r: _Resolver, name: str, file: str) -> ast.FunctionDef | None:
+    """The ``__init__`` of a class of the job's the entry script imports from a workspace module (a trainer class
+    that wraps the model and builds its optimizer), also where that module re-exports it from a sibling
+    (``from .pretrain import BERTTrainer`` in a package's ``__init__.py``); looked up once."""
+    key = f"{name}.__init__"
+    if key not in r._helpers:
+        r._helpers[key] = None
+        if (imported := r.imports().get(name)) is not None and imported[1] >= 0:
+            module, level, real = imported
+            path = ws.module_file(module, level, file)
+            for _ in range(2):  # the module, then the sibling it re-exports the class from
+                mod = r.parsed(path) if path else None
+                body = mod.body if mod else []
+                cls = next((d for d in body if isinstance(d, ast.ClassDef) and d.name == real), None)
+                if cls is not None:
+                    r._helpers[key] = next(
+                        (d for d in cls.body if isinstance(d, ast.FunctionDef) and d.name == "__init__"), None
+                    )
+                    r._helper_files[key] = path or ""
+                    break
+                again = next(
+                    (d for d in body if isinstance(d, ast.ImportFrom) and any(a.name == real for a in d.names)), None
+                )
+                if again is None or path is None:
+                    break
+                path = ws.module_file(again.module or "", again.level, path)
+    return r._helpers[key]
 
 
 def _module_function(ws: Workspace, r: _Resolver, alias: str, name: str, file: str) -> ast.FunctionDef | None:
@@ -1775,7 +1917,27 @@ def _trains_each_pass(loop: ast.For | ast.While) -> bool:
     )
     if "step" in called and "backward" not in called and not plus_one:  # accumulation: backward per micro-batch
         called |= {n.func.attr for n in walk(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
-    return {"backward", "step"} <= called
+    if any(c.startswith("step_") for c in called):
+        called.add("step")  # a scheduled optimizer's `optimizer.step_and_update_lr()` (the Transformer's Noam wrapper)
+    return {"backward", "step"} <= called and not _steps_every_nth_pass(loop)
+
+
+def _steps_every_nth_pass(loop: ast.For | ast.While) -> bool:
+    """Whether the loop's backward passes and optimizer steps all sit under a test with a modulo (``if global_step %
+    train_frequency == 0:``): a pass is an environment step, and only every N-th pass learns. (Gradient accumulation
+    back-propagates every pass and gates only the step: its passes are micro-batches, counted as before.)"""
+    gated: set[int] = set()
+    for node in _own_body(loop):
+        if isinstance(node, ast.If) and any(
+            isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in walk(node.test)
+        ):
+            gated.update(id(n) for stmt in node.body for n in walk(stmt))
+    learns = [
+        n for n in _own_body(loop)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("step", "backward")
+        and not n.args
+    ]  # fmt: skip
+    return bool(learns) and all(id(n) in gated for n in learns)
 
 
 def _step_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
@@ -1907,17 +2069,29 @@ def _counter_limits(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
             continue
         body = list(_own_body(loop))
         counted = {
-            n.target.id for n in body
-            if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and isinstance(n.target, ast.Name)
-            and isinstance(n.value, ast.Constant) and n.value.value == 1
-        }  # fmt: skip
+            _dotted(n.target) for n in body
+            if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add)
+            and isinstance(n.target, ast.Name | ast.Attribute) and isinstance(n.value, ast.Constant)
+            and n.value.value == 1
+        } - {""}  # fmt: skip
         for n in body:
             if (
                 isinstance(n, ast.If) and isinstance(n.test, ast.Compare) and len(n.test.ops) == 1
-                and isinstance(n.test.ops[0], ast.GtE | ast.Eq) and isinstance(n.test.left, ast.Name)
-                and n.test.left.id in counted and any(isinstance(b, ast.Return | ast.Break) for b in n.body)
+                and isinstance(n.test.ops[0], ast.GtE | ast.Gt | ast.Eq) and _dotted(n.test.left) in counted
+                and any(_stops(b) for b in n.body)
             ):  # fmt: skip
                 yield n.test.comparators[0], n.lineno
+
+
+def _stops(stmt: ast.stmt) -> bool:
+    """Whether a statement ends the training loop: ``return``, ``break``, or ending the process (``quit()``,
+    ``exit()``, ``sys.exit()``, ``os._exit()``)."""
+    if isinstance(stmt, ast.Return | ast.Break):
+        return True
+    return (
+        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+        and _dotted(stmt.value.func) in ("quit", "exit", "sys.exit", "os._exit")
+    )  # fmt: skip
 
 
 def find_uses(
@@ -1996,6 +2170,9 @@ def find_uses(
             ):
                 continue  # (an autocast in `@torch.no_grad() def validate()`: the evaluation's precision)
             v = r.value(arg, scope, node.lineno)
+            if fieldname == "dp_devices" and v is None:  # `DataParallel(model, device_ids=args.cuda_devices)` with
+                out.setdefault("dp_all", Use(True, file, node.lineno, f"{how}: None, every visible GPU"))  # its
+                continue  # setting's default None
             if how == "create_model()" and not _names_architecture(v) and _job_function(ws, r, tree, node, file):
                 continue  # the job's own `create_model('./models/cldm_v15.yaml')` builds from a config, names nothing
             if fieldname == "strategy" and v is _UNKNOWN:
@@ -2127,6 +2304,10 @@ def find_uses(
                 first.right.value if isinstance(first, ast.BinOp) and isinstance(first.op, ast.Add)
                 and isinstance(first.right, ast.Constant) and isinstance(first.right.value, int) else 0
             )  # fmt: skip
+            given = scope.assigns.get(first.id, []) if isinstance(first, ast.Name) else []
+            fresh = [v for _, rhs in given if isinstance(v := _literal(rhs), int) and not isinstance(v, bool)]
+            if fresh and 0 <= fresh[0] <= 1:  # `epoch_str = 1` where no checkpoint is resumed (before the `try:`
+                offset = fresh[0]  # that loads one, or in its `except:`): a fresh run starts there
             bounds[0] = offset
         if all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) and "epochs" not in out:
             out["epochs"] = Use(bounds[1] - bounds[0], file, line, "for epoch in range()")

@@ -28,9 +28,11 @@ from schedmate.agents.advisor.extract.identity import (
     dataset_task,
     find_class,
     inline_model,
+    layer_census,
     model_type_of,
     readme_lead,
     readme_title,
+    specific_family,
     task_of,
 )
 from schedmate.agents.advisor.extract.known import known_model
@@ -1992,6 +1994,9 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
         ident.model_name = _described(ident.model_name, family, ex)
     names = [str(pretrained.value) if pretrained else "", ident.model_name or "", model.cls.name if model.cls else ""]
     ident.model_type = model_type_of(names, model.cls) or model_type_of([family], None) or _type_by_layers(model)
+    if ident.model_type is None and pretrained is None and title:
+        ident.model_type = specific_family(title)  # the project's title names the family (a title too long to be
+        # the model's name: "FastSpeech 2 - PyTorch Implementation")
     kinds = model.kinds or {}
     if ident.model_type == "mlp" and (kinds.get("conv", 0) > 0 or kinds.get("rnn", 0) > 0):
         # a class of linear heads around a network it is handed (`BaselineTrain(backbone.Conv4, 200)`): the
@@ -2086,4 +2091,9 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
         ident.model_type = "decoder_only_transformer"  # SFT / DPO trainers fine-tune a causal language model
     if (env := ex.uses.get("dataset")) is not None and env.how.startswith(("gym.make", "gymnasium.make")):
         ident.task = None  # an agent trained in an environment: reinforcement learning, no task of the vocabulary
+    attends = re.search(r"(?i)transformer|attention|attn", " ".join(names))
+    if ident.model_type is None and pretrained is None and not attends:
+        # no model was found to name the family (and no name says attention): the layers the job's own modules build.
+        # Weak evidence, so it is taken last and decides no task (a CNN there may as well be a GAN's or a pose net's)
+        ident.model_type = layer_census([ex.code, *(t for _, t in ex.modules[:30])])
     return ident
