@@ -318,7 +318,7 @@ def layer_census(texts: list[str]) -> str | None:
         except SyntaxError:
             continue
         for node in walk(tree):
-            if isinstance(node, ast.ClassDef) and any(map(_attends, walk(node))):
+            if isinstance(node, ast.ClassDef) and any(_attends(m) for m in node.body):  # (its methods)
                 kinds.add("attention")
             if not isinstance(node, ast.Call):
                 continue
