@@ -338,3 +338,38 @@ data = open(os.path.join(args.data_dir, args.task, "train", "seq.in")).read()
     )
     assert extract_metadata(tmp_path, "python main.py --task atis").dataset == "ATIS"
     assert extract_metadata(tmp_path, "python main.py --task snips").dataset == "Snips"
+
+
+def test_a_settings_file_outside_the_working_directory_is_not_read(tmp_path: Path) -> None:
+    """Safety: `hp.configure(args.hp_file)` with `--hp_file ../outside.py` names a file outside the job's working
+    directory; the workspace refuses it, so none of its values are taken, while `--hp_file inside.py` is read. (A
+    guard: the commit before read a `.py` file named on the command line as a config file, confined the same way.)"""
+    write(
+        tmp_path,
+        {
+            "outside.py": "voc_batch_size = 999\n",
+            "job/inside.py": "voc_batch_size = 24\n",
+            "job/utils/__init__.py": "class _HParams:\n    pass\nhparams = _HParams()\n",
+            "job/train.py": """
+import argparse
+import torch
+from torch.utils.data import DataLoader
+from utils import hparams as hp
+parser = argparse.ArgumentParser()
+parser.add_argument('--hp_file', default='hparams.py')
+args = parser.parse_args()
+hp.configure(args.hp_file)
+net = torch.nn.GRU(8, 8)
+optimizer = torch.optim.Adam(net.parameters())
+loader = DataLoader(dataset, batch_size=hp.voc_batch_size, shuffle=True)
+for x in loader:
+    loss = net(x)[0].sum()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+        },
+    )
+    assert extract_metadata(tmp_path / "job", "python train.py --hp_file inside.py").global_batch_size == 24
+    meta = extract_metadata(tmp_path / "job", "python train.py --hp_file ../outside.py")
+    assert meta.global_batch_size != 999
