@@ -117,6 +117,20 @@ _SELF_ATTENTION: Final = re.compile(
 )
 
 
+# Layers written as functions over tensors the job holds itself (a functional wide ResNet's `F.conv2d(x, params[…])`)
+_FUNCTIONAL_LAYERS: Final = ((r"conv(?:_transpose)?[123]d", "conv"), (r"linear", "linear"), (r"lstm|gru|rnn", "rnn"))
+# Keras layer classes the PyTorch patterns do not spell (`Conv2D`, `Dense`)
+_KERAS_LAYERS: Final = ((r"Conv[123]D|Conv[123]DTranspose|SeparableConv[12]D", "conv"), (r"Dense", "linear"))
+
+
+@functools.lru_cache(maxsize=4096)
+def _layer_kinds(callee: str, keras: bool = False) -> frozenset[str]:
+    """The layer kinds a constructor's name says (``Conv2d`` → conv, ``LSTMCell`` → rnn); with ``keras``, also
+    Keras' spellings (``Conv2D``, ``Dense``)."""
+    table = (*_LAYER_KINDS, *_KERAS_LAYERS) if keras else _LAYER_KINDS
+    return frozenset(kind for pattern, kind in table if re.fullmatch(rf"(?:{pattern})", callee))
+
+
 @dataclass
 class ModelClass:
     """A model class the job builds, where it is defined, and what its definition uses."""
@@ -211,9 +225,7 @@ def _scan_layers(
             if not callee or not callee[0].isupper():
                 continue
             mc.layer_calls.append(callee)
-            for pattern, kind in _LAYER_KINDS:
-                if re.fullmatch(rf"(?:{pattern})", callee):
-                    mc.layers.add(kind)
+            mc.layers |= _layer_kinds(callee)
             if callee in seen:
                 continue
             seen.add(callee)
@@ -254,9 +266,7 @@ def inline_model(call: ast.Call, file: str) -> ModelClass:
             callee = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
             if callee[:1].isupper():
                 mc.layer_calls.append(callee)
-                for pattern, kind in _LAYER_KINDS:
-                    if re.fullmatch(rf"(?:{pattern})", callee):
-                        mc.layers.add(kind)
+                mc.layers |= _layer_kinds(callee)
     return mc
 
 
@@ -271,9 +281,8 @@ def specific_family(text: str) -> str | None:
 def model_type_of(names: list[str], mc: ModelClass | None) -> str | None:
     """The architecture family from names (checkpoint id, class, README title) and the class's layers."""
     text = " ".join(n for n in names if n).lower()
-    for pattern, kind in _SPECIFIC_FAMILIES:
-        if re.search(pattern, text):
-            return kind
+    if (specific := specific_family(text)) is not None:
+        return specific
     if mc is not None and mc.backbones and mc.backbones[0][1]:
         return mc.backbones[0][1]  # a wrapper around a well-known backbone (SSL heads, projection MLPs)
     for n in names:  # the model is named after a well-known architecture the class receives built (`encoder=`)
@@ -299,12 +308,6 @@ def model_type_of(names: list[str], mc: ModelClass | None) -> str | None:
     return None
 
 
-# Layers written as functions over tensors the job holds itself (a functional wide ResNet's `F.conv2d(x, params[…])`)
-_FUNCTIONAL_LAYERS: Final = ((r"conv(?:_transpose)?[123]d", "conv"), (r"linear", "linear"), (r"lstm|gru|rnn", "rnn"))
-# Keras layer classes the PyTorch patterns above do not spell (`Conv2D`, `Dense`)
-_KERAS_LAYERS: Final = ((r"Conv[123]D|Conv[123]DTranspose|SeparableConv[12]D", "conv"), (r"Dense", "linear"))
-
-
 def layer_census(texts: list[str]) -> str | None:
     """The architecture family of the networks the job's own modules build, when no model was found to name it: the
     layer constructors (``nn.Conv2d``, ``layers.Dense``) and functional layers (``F.conv2d``) called anywhere in
@@ -327,9 +330,7 @@ def layer_census(texts: list[str]) -> str | None:
             if not callee:
                 continue
             if callee[0].isupper():
-                for pattern, kind in (*_LAYER_KINDS, *_KERAS_LAYERS):
-                    if re.fullmatch(rf"(?:{pattern})", callee):
-                        kinds.add(kind)
+                kinds |= _layer_kinds(callee, keras=True)
             elif (
                 isinstance(fn, ast.Attribute)
                 and last_names([fn.value]) & {"F", "functional"}

@@ -1926,18 +1926,21 @@ def _steps_every_nth_pass(loop: ast.For | ast.While) -> bool:
     """Whether the loop's backward passes and optimizer steps all sit under a test with a modulo (``if global_step %
     train_frequency == 0:``): a pass is an environment step, and only every N-th pass learns. (Gradient accumulation
     back-propagates every pass and gates only the step: its passes are micro-batches, counted as before.)"""
-    gated: set[int] = set()
+    gated: set[int] = set()  # (one pass: `_own_body` yields an `if` before the nodes under it)
+    learns = 0
     for node in _own_body(loop):
         if isinstance(node, ast.If) and any(
             isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in walk(node.test)
         ):
             gated.update(id(n) for stmt in node.body for n in walk(stmt))
-    learns = [
-        n for n in _own_body(loop)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("step", "backward")
-        and not n.args
-    ]  # fmt: skip
-    return bool(learns) and all(id(n) in gated for n in learns)
+        elif (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("step", "backward") and not node.args
+        ):  # fmt: skip
+            if id(node) not in gated:
+                return False
+            learns += 1
+    return learns > 0
 
 
 def _step_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
