@@ -31,6 +31,7 @@ __all__ = [
     "inline_model",
     "layer_census",
     "model_type_of",
+    "readme_datasets",
     "readme_lead",
     "readme_title",
     "specific_family",
@@ -491,6 +492,32 @@ def readme_lead(ws: Workspace) -> str:
             break
         para.append(ln.strip())
     return " ".join([lines[at].strip().lstrip("# ") if at >= 0 else "", *para]).strip()[:400]
+
+
+# A README line about the data a model is trained on ("Download the LJ Speech dataset", "trained on CASIA-WebFace"),
+# not a benchmark it was compared on or a protocol it follows
+_DATA_SENTENCE: Final = re.compile(r"(?i)train|download|data|corpus")
+
+
+def readme_datasets(ws: Workspace, limit: int = 400) -> list[str]:
+    """The well-known datasets the README's first ``limit`` lines name where they speak of training or data, each
+    once, in the order the table lists them.
+
+    A more specific name claims its span first (``CIFAR-100`` is not also ``CIFAR-10``, ``ImageNet-1k`` not also
+    ``ImageNet``), so one dataset mentioned in several spellings counts once."""
+    lines = _readme_lines(ws, limit)
+    if not lines:
+        return []
+    low = "\n".join(ln for ln in lines if _DATA_SENTENCE.search(ln)).lower()
+    claimed: list[tuple[int, int]] = []
+    named: list[str] = []
+    for pattern, name in _datasets():
+        for m in pattern.finditer(low):
+            if m.end() > m.start() and not any(m.start() < e and s < m.end() for s, e in claimed):
+                claimed.append(m.span())
+                if name not in named:
+                    named.append(name)
+    return named
 
 
 def readme_title(ws: Workspace) -> str:

@@ -30,6 +30,7 @@ from schedmate.agents.advisor.extract.identity import (
     inline_model,
     layer_census,
     model_type_of,
+    readme_datasets,
     readme_lead,
     readme_title,
     specific_family,
@@ -1662,6 +1663,9 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource], ws: Works
         if v is not None and name and not _PLACEHOLDER_NAME.fullmatch(name):
             prov["dataset"] = _source(v)
             return name
+    if ws is not None and len(in_readme := readme_datasets(ws)) == 1:
+        prov["dataset"] = FieldSource(file="README.md")
+        return in_readme[0]  # nothing in the code or the command names the data; the README names one dataset only
     return None
 
 
