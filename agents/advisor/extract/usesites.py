@@ -28,7 +28,7 @@ import math
 import operator
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeGuard
 
@@ -61,6 +61,16 @@ OPTIMIZERS: Final = frozenset(
 _TF_OPTIMIZERS: Final = frozenset(
     {"AdamOptimizer", "GradientDescentOptimizer", "MomentumOptimizer", "RMSPropOptimizer", "AdagradOptimizer",
      "AdadeltaOptimizer", "AdamWOptimizer", "LazyAdamOptimizer"}
+)  # fmt: skip
+# TensorFlow 1 batchers → the position of their batch size (`tf.train.shuffle_batch(tensors, batch_size, …)`)
+_TF_BATCHERS: Final = {"batch": 1, "shuffle_batch": 1, "batch_join": 1, "shuffle_batch_join": 1, "maybe_batch": 1,
+                       "bucket_by_sequence_length": 2}  # fmt: skip
+_KERAS_FLOWS: Final = frozenset({"flow_from_directory", "flow_from_dataframe", "flow"})
+# the methods of a `tf.data.Dataset` that return another dataset: a chain of them ends in the data the job reads
+_TF_DATASET_METHODS: Final = frozenset(
+    {"from_tensor_slices", "from_tensors", "from_generator", "TFRecordDataset", "TextLineDataset", "list_files",
+     "zip", "map", "shuffle", "repeat", "filter", "prefetch", "cache", "interleave", "flat_map", "take", "skip",
+     "apply", "shard"}
 )  # fmt: skip
 _TORCH_DEFAULT_LR: Final = {"Adam": 1e-3, "AdamW": 1e-3, "RMSprop": 1e-2, "Adagrad": 1e-2, "Adadelta": 1.0,
                              "Adamax": 2e-3, "NAdam": 2e-3, "RAdam": 1e-3, "ASGD": 1e-2, "Rprop": 1e-2}  # fmt: skip
@@ -480,6 +490,8 @@ class _Resolver:
                     if (fields := self._config_instance(tree, stmt.value)) is not None:
                         return fields
                     return _literal(stmt.value)
+                if isinstance(stmt, ast.ClassDef) and stmt.name == name and (held := _namespace_class(stmt)):
+                    return held  # `class Hyperparams: batch_size = 32`, imported and read as `hp.batch_size`
         for stmt in tree.body:
             if not isinstance(stmt, ast.ImportFrom):
                 continue
@@ -1228,6 +1240,19 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         elif isinstance(bs, ast.Name):  # `sampler = AspectRatioBasedSampler(data, batch_size=2)` handed over by name
             read = ast.copy_location(ast.Attribute(value=bs, attr="batch_size", ctx=ast.Load()), bs)
             yield "batch", read, f"{name}(batch_sampler={bs.id})"
+    elif (
+        name in _TF_BATCHERS and re.search(r"(?:^|\.)train(?:ing)?\.\w+$", dotted)
+        and (a := _args_of(call, ("batch_size",), _TF_BATCHERS[name])) is not None
+    ):  # fmt: skip
+        yield "batch", a, f"{name}(batch_size=)"  # TensorFlow 1's queue batchers: the batch each training step reads
+    elif name in _KERAS_FLOWS and (a := _args_of(call, ("batch_size",))) is not None:
+        yield "batch", a, f"{name}(batch_size=)"  # Keras' ImageDataGenerator feeding `fit_generator`
+    elif (
+        isinstance(call.func, ast.Attribute)
+        and (name == "padded_batch" or (name == "batch" and _tf_dataset_chain(call.func.value)))
+        and (a := _args_of(call, ("batch_size",), 0)) is not None
+    ):  # fmt: skip
+        yield "batch", a, f"tf.data.Dataset.{name}()"  # `dataset.shuffle(…).padded_batch(batch_size, …)`
     elif name == "auto_dataloader":  # ignite's idist.auto_dataloader: the batch is the total, split over the ranks
         if (a := _args_of(call, ("batch_size",))) is not None:
             yield "batch", a, SPLIT_LOADER
@@ -1461,6 +1486,20 @@ def _unreached_functions(tree: ast.Module, dead: set[int]) -> set[int]:
     return out
 
 
+def _tf_dataset_chain(receiver: ast.expr, depth: int = 0) -> bool:
+    """Whether ``receiver`` is a ``tf.data.Dataset`` built in the same expression: ``tf.data.Dataset.from_tensor_slices
+    (x).shuffle(n)``, a chain of dataset methods over ``tf.data``. (``padded_batch`` is tf.data's alone and needs no
+    such proof; a bare ``x.batch(n)`` may be anything's.)"""
+    if depth > 12:
+        return False
+    if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute):
+        dotted = _dotted(receiver.func)
+        if ".data." in f".{dotted}" and ("Dataset" in dotted or dotted.endswith(("list_files", "TFRecordDataset"))):
+            return True  # `tf.data.Dataset.from_tensor_slices(…)`, `tf.data.TFRecordDataset(files)`
+        return receiver.func.attr in _TF_DATASET_METHODS and _tf_dataset_chain(receiver.func.value, depth + 1)
+    return False
+
+
 def _loader_rank(call: ast.Call) -> int:
     """How surely a data loader call is the training loader: shuffled or built on "train" data (2), built on
     validation/test data (0), else 1. (The code's own words for its datasets, not a name convention.)"""
@@ -1624,7 +1663,9 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
             mapped = _args_of(call, (expr.id,), idx if idx < len(fn.args.posonlyargs) + len(fn.args.args) else None)
             if mapped is not None:
                 out.append(("grad_accum", mapped, f"{name}() → step every N micro-batches"))
-    sub = _HelperSubstitution(fn, call, params, bound_self=fn.name == "__init__")
+    caller_tree = r.parsed(file)
+    shared = _shared_imports(helper_tree, caller_tree) if helper_tree is not None and caller_tree is not None else set()
+    sub = _HelperSubstitution(fn, call, params, bound_self=fn.name == "__init__", shared=shared)
     arms = _if_arms(fn)
     loader_ranks: dict[int, int] = {}  # index in out → how surely that loader is the training loader
     for node in walk(fn):
@@ -1666,16 +1707,63 @@ def _without_grad(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     )
 
 
+def _shared_imports(helper: ast.Module, caller: ast.Module) -> set[str]:
+    """The names two modules bind by the same module-level import (``from hyperparams import Hyperparams as hp`` in
+    both): in either file the name is the same object, so a helper's ``hp.batch_size`` means the caller's."""
+
+    def imported(tree: ast.Module) -> dict[str, tuple[str, int, str]]:
+        out: dict[str, tuple[str, int, str]] = {}
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.module:
+                for a in node.names:
+                    if a.name != "*":
+                        out[a.asname or a.name] = (node.module, node.level, a.name)
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    out[a.asname or a.name.split(".")[0]] = (a.name if a.asname else a.name.split(".")[0], 0, "")
+        return out
+
+    mine, theirs = imported(helper), imported(caller)
+    return {name for name, origin in mine.items() if theirs.get(name) == origin and origin[1] == 0}
+
+
+def _namespace_class(cls: ast.ClassDef) -> dict[str, Any] | None:
+    """The literals of a class used as a namespace of settings, never instantiated to hold state: no bases but
+    ``object``, no methods, only class attributes (``class Hyperparams: lr = 0.001``); None for any other class."""
+    if cls.bases and not all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases):
+        return None
+    fields: dict[str, Any] = {}
+    for stmt in cls.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, rhs = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            target, rhs = stmt.target, stmt.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and (v := _literal(rhs)) is not _UNKNOWN:
+            fields[target.id] = v
+    return fields or None
+
+
 class _HelperSubstitution:
     """A helper's expression rewritten in its caller's terms: parameters become the call's arguments, locals
     assigned once before the use become their values (``learning_rate = 0.3 * args.batch_size / 256``), literals
     stay; anything else cannot be told (None)."""
 
     def __init__(
-        self, fn: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, params: list[str], *, bound_self: bool = False
+        self,
+        fn: ast.FunctionDef | ast.AsyncFunctionDef,
+        call: ast.Call,
+        params: list[str],
+        *,
+        bound_self: bool = False,
+        shared: Collection[str] = (),
     ) -> None:
         self.call = call
         self.params = params
+        self.shared = shared  # names both files import from the same place (`from hyperparams import Hparams as hp`)
         self.n_positional = len(fn.args.posonlyargs) + len(fn.args.args) - int(bound_self)
         self.locals: dict[str, list[tuple[int, ast.expr]]] = {}
         for node in walk(fn):
@@ -1694,6 +1782,8 @@ class _HelperSubstitution:
             earlier = [(ln, v) for ln, v in self.locals.get(node.id, []) if ln < line]
             if len(self.locals.get(node.id, [])) == 1 and earlier:
                 return self.expr(earlier[0][1], earlier[0][0], depth + 1)
+            if node.id in self.shared and node.id not in self.locals:
+                return ast.Name(id=node.id, ctx=ast.Load())  # the same module's object in the caller as in the helper
             return None
         if isinstance(node, ast.Attribute) and node.attr == "batch_size" and isinstance(node.value, ast.Name):
             built = [(ln, v) for ln, v in self.locals.get(node.value.id, []) if ln < line]
