@@ -346,6 +346,29 @@ def _imported_names(text: str) -> Iterator[tuple[str, int]]:
                 yield a.name, 0
 
 
+def _flagfiles_expanded(ws: Workspace, launch: Launch, depth: int = 0) -> list[str]:
+    """absl's ``--flagfile=PATH``: the flags the file lists (one per line, ``#`` comments), in its place on the
+    command line, as absl reads them; a file outside the workspace, or missing, adds nothing."""
+    out: list[str] = []
+    args = list(launch.args)
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        path = tok.partition("=")[2] if tok.startswith("--flagfile=") else None
+        if tok == "--flagfile" and i + 1 < len(args):
+            path, i = args[i + 1], i + 1
+        if path is None:
+            out.append(tok)
+        elif depth < 3:
+            rel = posixpath.normpath(posixpath.join(launch.cwd or ".", path))
+            text = ws.read_text_or_none(rel) if not rel.startswith("..") else None
+            lines = [ln.strip() for ln in (text or "").splitlines()[:2000]]
+            nested = Launch(cwd=launch.cwd, args=[ln for ln in lines if ln and not ln.startswith("#")])
+            out += _flagfiles_expanded(ws, nested, depth + 1)
+        i += 1
+    return out
+
+
 def _local_imports(ws: Workspace, code: str, script: str) -> list[str]:
     """Workspace modules the entry script imports, and the modules their packages' ``__init__`` import (two
     levels at most, 24 files)."""
@@ -542,7 +565,8 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
     loose: dict[str, Value] = {}  # flags no option of the script defines
     if specs:
         abbrev = "allow_abbrev=False" not in code
-        parsed = resolve_argparse(specs, launch.args, script, abbreviations=abbrev)
+        argv = _flagfiles_expanded(ws, launch) if any(sp.absl for sp in specs) else launch.args
+        parsed = resolve_argparse(specs, argv, script, abbreviations=abbrev)
         for dest, (value, line) in set_defaults_values(code).items():  # on destinations another file's options
             if (given := parsed.get(dest)) is None or given.source != "command":  # define, or none does
                 parsed[dest] = Value(value, script, line)

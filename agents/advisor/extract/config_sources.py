@@ -75,17 +75,21 @@ class ArgSpec:
     line: int
     nargs: Any = None
     absl_bool: bool = False  # an absl / tf.app.flags boolean: `--name`, `--noname`, `--name=false`
+    absl: bool = False  # defined by absl / tf.app.flags (`--flagfile=` reads more flags from a file)
 
 
 # absl's (and tf.app.flags', tf.compat.v1.flags') flag definitions: DEFINE_<kind>(name, default, help)
 _ABSL_KINDS: Final = {"DEFINE_integer": "int", "DEFINE_float": "float", "DEFINE_string": "str", "DEFINE_enum": "str",
                       "DEFINE_boolean": "bool", "DEFINE_bool": "bool"}  # fmt: skip
+# absl's repeated flags: `--ch_mult=1 --ch_mult=2` is the list [1, 2], which replaces the default list
+_ABSL_MULTI: Final = {"DEFINE_multi_integer": "int", "DEFINE_multi_float": "float", "DEFINE_multi_string": "str",
+                      "DEFINE_multi_enum": "str"}  # fmt: skip
 
 
 def _absl_spec(node: ast.Call, constants: dict[str, Any]) -> ArgSpec | None:
     """A flag an absl / TensorFlow ``flags.DEFINE_integer("batch_size", 64, "…")`` call defines, as an option."""
     callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-    kind = _ABSL_KINDS.get(callee)
+    kind = _ABSL_KINDS.get(callee) or _ABSL_MULTI.get(callee)
     if kind is None:
         return None
     kw = {k.arg: k.value for k in node.keywords if k.arg}
@@ -97,8 +101,13 @@ def _absl_spec(node: ast.Call, constants: dict[str, Any]) -> ArgSpec | None:
     default = _default(default_node, constants) if default_node is not None else None
     if kind == "bool":
         return ArgSpec(flags=(f"--{name}",), dest=name, default=default, type=None, action=None,
-                       line=node.lineno, absl_bool=True)  # fmt: skip
-    return ArgSpec(flags=(f"--{name}",), dest=name, default=default, type=kind, action=None, line=node.lineno)
+                       line=node.lineno, absl_bool=True, absl=True)  # fmt: skip
+    if callee in _ABSL_MULTI:
+        return ArgSpec(flags=(f"--{name}",), dest=name, default=default, type=kind, action="append",
+                       line=node.lineno, absl=True)  # fmt: skip
+    return ArgSpec(
+        flags=(f"--{name}",), dest=name, default=default, type=kind, action=None, line=node.lineno, absl=True
+    )
 
 
 def _absl_booleans(specs: list[ArgSpec], argv: list[str]) -> list[str]:
@@ -218,7 +227,7 @@ def _default(node: ast.AST | None, constants: dict[str, Any] | None = None) -> A
     if isinstance(node, ast.Name) and constants:
         return constants.get(node.id)
     value = _literal(node)
-    if value is None and isinstance(node, ast.BinOp):
+    if value is None and isinstance(node, ast.BinOp | ast.Call):  # (`2**20`, `int(1e5)`)
         with contextlib.suppress(*_NOT_CONSTANT):
             return constant_arithmetic(node)
     return value
@@ -263,7 +272,7 @@ def argparse_specs(source: str, wrappers: Collection[str] = ()) -> list[ArgSpec]
     constants: dict[str, Any] = {}  # `default_dataset = 'omniglot'` then `add_argument(..., default=default_dataset)`
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            constants[stmt.targets[0].id] = _literal(stmt.value)
+            constants[stmt.targets[0].id] = _default(stmt.value)  # (`NUM_STEPS = int(1e5)`, `STEPS = 2**20`)
     for found in walk(tree):
         if not isinstance(found, ast.Call):
             continue
@@ -409,6 +418,8 @@ def resolve_argparse(
         kwargs: dict[str, Any] = {"dest": s.dest, "default": argparse.SUPPRESS}
         if s.action in ("store_true", "store_false", "count", "append", "store_const"):
             kwargs["action"] = s.action if s.action != "store_const" else "store_true"
+            if s.action == "append" and s.type in casts:
+                kwargs["type"] = casts[s.type]  # (absl's multi flags: each occurrence a number)
         else:
             if s.type in casts:
                 kwargs["type"] = casts[s.type]
@@ -464,6 +475,14 @@ def constant_arithmetic(node: ast.AST) -> Any:
         raise ValueError("not arithmetic")
     if isinstance(node, ast.IfExp):  # `a if <capability test> else b`: the preferred branch
         return constant_arithmetic(node.body)
+    if (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "float")
+        and len(node.args) == 1 and not node.keywords
+    ):  # fmt: skip
+        v = constant_arithmetic(node.args[0])  # `NUM_STEPS = int(1e5)`: a number written in float notation
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and abs(v) < 1e18:
+            return int(v) if node.func.id == "int" else float(v)
+        raise ValueError("not a number")
     return ast.literal_eval(node)
 
 

@@ -120,6 +120,21 @@ _SELF_ATTENTION: Final = re.compile(
 
 # Layers written as functions over tensors the job holds itself (a functional wide ResNet's `F.conv2d(x, params[…])`)
 _FUNCTIONAL_LAYERS: Final = ((r"conv(?:_transpose)?[123]d", "conv"), (r"linear", "linear"), (r"lstm|gru|rnn", "rnn"))
+# TensorFlow's layers as functions (`tf.nn.conv2d(x, W, …)`, `tf.layers.dense(x, 128)`, `tf.nn.dynamic_rnn(cell, x)`)
+_TF_FUNCTIONAL_LAYERS: Final = (
+    (r"(?:atrous_|depthwise_|separable_)?conv[123]d(?:_transpose)?", "conv"),
+    (r"dense", "linear"),
+    (r"(?:bidirectional_)?(?:dynamic|static)_rnn", "rnn"),
+)
+
+
+def _dotted_root(node: ast.expr) -> str:
+    """The first name of a dotted expression (``tf`` of ``tf.nn.conv2d``)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
 # Keras layer classes the PyTorch patterns do not spell (`Conv2D`, `Dense`)
 _KERAS_LAYERS: Final = ((r"Conv[123]D|Conv[123]DTranspose|SeparableConv[12]D", "conv"), (r"Dense", "linear"))
 
@@ -313,17 +328,19 @@ def layer_census(texts: list[str]) -> str | None:
     """The architecture family of the networks the job's own modules build, when no model was found to name it: the
     layer constructors (``nn.Conv2d``, ``layers.Dense``) and functional layers (``F.conv2d``) called anywhere in
     ``texts``. Only an unambiguous census answers: convolutions and no recurrent or attention layers (a CNN),
-    recurrent layers and no convolutions or attention (an RNN), linear layers alone (an MLP); any attention or a mix
-    of convolutions and recurrent layers is no answer."""
+    recurrent layers and no convolutions (an RNN, with attention written by hand over its states or none), linear
+    layers alone (an MLP); self-attention layers, or a mix of convolutions and recurrent layers, are no answer.
+    TensorFlow's functional layers (``tf.nn.conv2d``, ``tf.layers.dense``) count as PyTorch's do."""
     kinds: set[str] = set()
+    attention: set[str] = set()  # the constructors named for attention (`Attention`, `MultiHeadAttention`)
     for text in texts:
         try:
             tree = parse(text)
         except SyntaxError:
             continue
         for node in walk(tree):
-            if isinstance(node, ast.ClassDef) and any(_attends(m) for m in node.body):  # (its methods)
-                kinds.add("attention")
+            if isinstance(node, ast.FunctionDef) and _attends(node):  # a method or a function (TF1's layers are
+                kinds.add("attention")  # functions: `def multihead_attention(queries, keys, ...)`)
             if not isinstance(node, ast.Call):
                 continue
             fn = node.func
@@ -331,17 +348,28 @@ def layer_census(texts: list[str]) -> str | None:
             if not callee:
                 continue
             if callee[0].isupper():
-                kinds |= _layer_kinds(callee, keras=True)
-            elif (
-                isinstance(fn, ast.Attribute)
-                and last_names([fn.value]) & {"F", "functional"}
-                and len(node.args) >= 2  # an input and a weight: a layer, not an activation
-            ):
-                for pattern, kind in _FUNCTIONAL_LAYERS:
+                found = _layer_kinds(callee, keras=True)
+                kinds |= found
+                if "transformer" in found:
+                    attention.add(callee)
+            elif isinstance(fn, ast.Attribute) and len(node.args) >= 2:  # an input and a weight: not an activation
+                receiver = last_names([fn.value])
+                tf_layer = receiver & {"nn", "layers"} and _dotted_root(fn) in ("tf", "tensorflow")
+                table = (
+                    _FUNCTIONAL_LAYERS if receiver & {"F", "functional"} else _TF_FUNCTIONAL_LAYERS if tf_layer else ()
+                )
+                for pattern, kind in table:
                     if re.fullmatch(pattern, callee):
                         kinds.add(kind)
-    if kinds & {"transformer", "attention"}:
-        return None
+    if "transformer" in kinds and (
+        kinds & {"rnn", "conv"} != {"rnn"} or any(_SELF_ATTENTION.fullmatch(c) for c in attention)
+    ):
+        return None  # self-attention layers; a plain `Attention` beside recurrent layers attends over their states
+    if kinds & {
+        "attention",
+        "transformer",
+    }:  # attention written by hand: over recurrent states (Bahdanau's, in a seq2seq decoder)
+        return "rnn" if kinds & {"rnn", "conv"} == {"rnn"} else None  # an RNN; anything else, no answer
     if "conv" in kinds:
         return None if "rnn" in kinds else "cnn"
     if "rnn" in kinds:
@@ -456,7 +484,7 @@ def canonical_dataset(text: str) -> str | None:
     return None
 
 
-_READMES: Final = ("README.md", "readme.md", "README.rst", "README")
+_READMES: Final = ("README.md", "readme.md", "Readme.md", "README.MD", "README.rst", "README", "readme", "README.txt")
 _HEADING: Final = re.compile(r"^#\s+(?!!\[)(.+)")  # a Markdown heading that is not a badge image
 
 

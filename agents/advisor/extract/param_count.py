@@ -380,8 +380,8 @@ class ParamCounter(Evaluator):
             return
         for node in tree.body:
             for name in _settings_targets(node):
-                if env.get(name, UNKNOWN) is UNKNOWN:
-                    env[name] = settings
+                if env.get(name, UNKNOWN) is UNKNOWN or _absl_flags(node):  # (`flags.FLAGS` evaluates to an object
+                    env[name] = settings  # of the library's: the flags' values are the settings)
             if overrides and isinstance(node, ast.Assign | ast.AnnAssign):
                 for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                     if isinstance(target, ast.Name) and target.id in overrides:
@@ -788,8 +788,20 @@ def _reachable(root: Obj, plain_dicts: bool = True) -> set[int]:
     return {id(v) for v in _graph(root, plain_dicts=plain_dicts)}
 
 
+def _absl_flags(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` binds absl's / TensorFlow's parsed flags: ``FLAGS = flags.FLAGS``, ``tf.app.flags.FLAGS``."""
+    if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Attribute) and stmt.value.attr == "FLAGS"):
+        return False
+    owner = stmt.value.value
+    name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else ""
+    return name == "flags"
+
+
 def _settings_targets(stmt: ast.stmt) -> list[str]:
-    """Names a statement binds to the result of a settings call (``args = parser.parse_args()``)."""
+    """Names a statement binds to the result of a settings call (``args = parser.parse_args()``), or to absl's /
+    TensorFlow's flag values (``FLAGS = flags.FLAGS``, ``FLAGS = tf.app.flags.FLAGS``)."""
+    if isinstance(stmt, ast.Assign) and _absl_flags(stmt):
+        return [t.id for t in stmt.targets if isinstance(t, ast.Name)]
     if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)):
         return []
     call = stmt.value

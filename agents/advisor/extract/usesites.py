@@ -1542,6 +1542,11 @@ def _loader_rank(call: ast.Call) -> int:
     return 1
 
 
+def _is_count(v: Any) -> bool:
+    """Whether ``v`` is a positive int (not a bool)."""
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
 def _per_gpu_factor(expr: ast.expr, tree: ast.AST | None = None) -> ast.expr | None:
     """The per-GPU factor of a loader batch written as ``cfg.TRAIN.BATCH_SIZE_PER_GPU * len(gpus)``, or as
     ``args.batch_size * args.number_gpus`` (a factor that counts devices), also through the one attribute the code
@@ -2290,13 +2295,18 @@ def find_uses(
                     v, how = each, f"{how}: a per-GPU batch times the GPUs"
             elif fieldname == "registry_kwargs" and isinstance(v, dict):
                 v = {k: x for k, x in v.items() if isinstance(x, int | float | str | bool)}  # what can be told
+            elif (
+                fieldname == "batch" and v is _UNKNOWN and (per := _per_gpu_factor(arg, tree)) is not None
+                and _is_count(each := r.value(per, scope, node.lineno))
+            ):  # fmt: skip
+                v, how = each, f"{how}: a per-GPU batch times the GPUs"  # `BATCH_SIZE * len(gpus)`, gpus unknown here
             elif v is _UNKNOWN or v is None or isinstance(v, dict | _Namespace):
                 continue
             if fieldname == "lr" and v == 0:
                 continue  # an optimizer built at lr 0: a scheduler sets the rate
             if fieldname in ("epochs", "max_steps") and is_number(v) and v <= 0:
                 continue  # Lightning's `max_epochs=-1` / `max_steps=-1`: no limit of that kind
-            if fieldname == "batch" and (per := _per_gpu_factor(arg, tree)) is not None:
+            if fieldname == "batch" and "per-GPU" not in how and (per := _per_gpu_factor(arg, tree)) is not None:
                 each = r.value(per, scope, node.lineno)  # `BATCH_SIZE_PER_GPU * len(gpus)`: DataParallel splits it
                 if isinstance(each, int) and not isinstance(each, bool) and each > 0:
                     v, how = each, f"{how}: a per-GPU batch times the GPUs"

@@ -563,7 +563,47 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
         return cls, node
     if (fitted := _fitted_module(tree)) is not None:
         return fitted
+    if (minimized := _minimized_owner(tree)) is not None:
+        return minimized
     return _factory_call(ex, tree, ws, ruled_out) if ws is not None else None
+
+
+def _embeds_tokens(ws: Workspace | None, model: _Model) -> bool:
+    """Whether the model's input is tokens looked up in an embedding table (``nn.Embedding``, Keras' ``Embedding``,
+    TF1's ``tf.nn.embedding_lookup``) rather than pixels."""
+    if model.cls is None:
+        return False
+    if "embedding" in model.cls.layers:
+        return True
+    text = ws.read_text_or_none(model.cls.file) if ws is not None and model.cls.file else None
+    return bool(text and re.search(r"\bembedding_lookup\(", text))
+
+
+def _minimized_owner(tree: ast.Module) -> tuple[str, ast.Call] | None:
+    """TensorFlow 1: the object whose loss an optimizer minimizes is the model (``cnn = TextCNN(...)`` then
+    ``optimizer.compute_gradients(cnn.loss)``, or ``loss = net.loss(batch)`` then ``optimizer.minimize(loss)``);
+    its constructor names it."""
+    built: dict[str, ast.Call] = {}
+    values: dict[str, ast.expr] = {}
+    for node in walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values.setdefault(node.targets[0].id, node.value)
+            if isinstance(node.value, ast.Call) and _callee_name(node.value)[:1].isupper():
+                built.setdefault(node.targets[0].id, node.value)
+    for node in walk(tree):
+        if not (isinstance(node, ast.Call) and _callee_name(node) in ("minimize", "compute_gradients")):
+            continue
+        loss = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "loss"), None)
+        if isinstance(loss, ast.Name):
+            loss = values.get(loss.id)  # `loss = net.loss(...)` before `optimizer.minimize(loss)`
+        if isinstance(loss, ast.Call):
+            loss = loss.func
+        owner = loss.value if isinstance(loss, ast.Attribute) else None
+        if isinstance(owner, ast.Name) and (call := built.get(owner.id)) is not None:
+            cls = _callee_name(call)
+            if cls not in OPTIMIZERS and not cls.endswith(_NOT_MODEL_SUFFIXES) and cls not in _NOT_MODELS:
+                return cls, call
+    return None
 
 
 def _moved(call: ast.Call) -> ast.Call:
@@ -794,8 +834,9 @@ def _counted(
     env = counter.values_at(node, script, ns)  # `num_classes = 1000 if args.dataset == "imagenet" else 100`
     counter.bind_main_block(script, node, env)  # `d_model = 512` in the `__main__` block, read by the classes
     for name in {n.id for n in walk(node) if isinstance(n, ast.Name)} - set(dir(builtins)):
-        if env.get(name, UNKNOWN) is UNKNOWN:
-            env[name] = ns  # `args.classes`, `hps.data.hop_length`, `cfg.model`: the merged settings
+        held = env.get(name, UNKNOWN)
+        if held is UNKNOWN or (isinstance(held, tuple) and held[:1] == ("ext",) and str(held[-1]).endswith(".FLAGS")):
+            env[name] = ns  # `args.classes`, `hps.data.hop_length`, `cfg.model`, absl's `FLAGS.ch`: the settings
     try:
         after = _changes_after(parse(ex.code), node.lineno)
     except SyntaxError:
@@ -1663,10 +1704,52 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource], ws: Works
         if v is not None and name and not _PLACEHOLDER_NAME.fullmatch(name):
             prov["dataset"] = _source(v)
             return name
+    if len(imported := _library_datasets(ex)) == 1:
+        prov["dataset"] = FieldSource(file=imported[0][0])
+        return imported[0][1]  # `from torchtext.datasets import Multi30k` in the helper module that loads the data
     if ws is not None and len(in_readme := readme_datasets(ws)) == 1:
         prov["dataset"] = FieldSource(file="README.md")
         return in_readme[0]  # nothing in the code or the command names the data; the README names one dataset only
     return None
+
+
+# Packages whose `datasets` module holds dataset classes named for the dataset (`torchvision.datasets.CIFAR10`)
+_DATASET_PACKAGES: Final = re.compile(
+    r"^(?:torchvision|torchtext|torchaudio|keras|tensorflow\.keras|tf\.keras)\.datasets$"
+)
+
+
+def _library_datasets(ex: Extraction) -> list[tuple[str, str]]:
+    """The well-known datasets the job's code imports from a library's dataset collection (``from torchtext.datasets
+    import Multi30k``, ``from keras.datasets import cifar10``) in the entry or the modules it reaches: (file, name),
+    each dataset once."""
+    found: dict[str, str] = {}
+    for file, text in [(ex.launch.script or "", ex.code), *ex.modules[:30]]:
+        try:
+            tree = parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for node in walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and _DATASET_PACKAGES.match(node.module):
+                for alias in node.names:
+                    if (canon := canonical_dataset(alias.name)) is not None:
+                        found.setdefault(canon, file)
+    return [(file, name) for name, file in found.items()]
+
+
+def _denoised_by_diffusion(code: str) -> bool:
+    """Whether the entry script hands a network to a diffusion process it builds: a call of a class or function
+    named for diffusion with a name as an argument (``GaussianDiffusionTrainer(net_model, beta_1, beta_T, T)``,
+    ``GaussianDiffusion(model, image_size=128)``)."""
+    try:
+        tree = parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return any(
+        isinstance(n, ast.Call) and "diffusion" in _callee_name(n).lower()
+        and any(isinstance(a, ast.Name) for a in [*n.args, *(k.value for k in n.keywords)])
+        for n in walk(tree)
+    )  # fmt: skip
 
 
 _COMMENT: Final = re.compile(r"(?m)(?:^|(?<=\s))#[^\n'\"]*$")
@@ -2001,6 +2084,9 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
     if ident.model_type is None and pretrained is None and title:
         ident.model_type = specific_family(title)  # the project's title names the family (a title too long to be
         # the model's name: "FastSpeech 2 - PyTorch Implementation")
+    if ident.model_type == "unet" and (specific_family(title) == "diffusion_unet" or _denoised_by_diffusion(ex.code)):
+        ident.model_type = "diffusion_unet"  # a U-Net trained to denoise: "Denoising Diffusion Probabilistic
+        # Models", `trainer = GaussianDiffusionTrainer(net_model, ...)` — not a segmentation network
     kinds = model.kinds or {}
     if ident.model_type == "mlp" and (kinds.get("conv", 0) > 0 or kinds.get("rnn", 0) > 0):
         # a class of linear heads around a network it is handed (`BaselineTrain(backbone.Conv4, 200)`): the
@@ -2087,6 +2173,8 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
     )
     if gan and ident.task == "image_classification":
         ident.task = None  # a GAN's discriminator classifies real from fake; the generator it trains is no classifier
+    if ident.task == "image_classification" and _embeds_tokens(ws, model):
+        ident.task = None  # a classifier over token embeddings (Kim's text CNN) classifies text, not images
     if made_for == "video_classification" and ident.task in (None, "image_classification"):
         ident.task = made_for  # a classifier over clips (C3D on UCF101), not over images
     if made_for == "language_modeling" and ident.task is None and pretrained is None:
