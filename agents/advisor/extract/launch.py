@@ -8,6 +8,7 @@ training command :func:`follow_shell_script` reads from the workspace). Nothing 
 
 from __future__ import annotations
 
+import ast
 import functools
 import posixpath
 import re
@@ -446,7 +447,7 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
             variables[name] = _VAR.sub(functools.partial(_expand, variables, len(body)), body)
         if n in inside:
             continue
-        s = line.strip()
+        s = _without_comment(line.strip())
         if not s or s.startswith("#"):
             continue
         if _conditional(s, arms, variables) or not all(a.live is not False for a in arms):
@@ -461,6 +462,7 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
             continue
         s = re.sub(r"\$\{(\w+)\[[@*]\]\}", r"${\1}", s)  # `${ARGS[@]}`: the array's words
         s = _POSITIONAL.sub(functools.partial(_positional_from, positional), s)  # `"$@"`, `${@:2}` (from the 2nd on)
+        s = _ARITH.sub(functools.partial(_arithmetic, variables), s)  # `$((GPU_ID*10+1))`, before `$VAR`s
         s = _VAR.sub(functools.partial(_expand, variables, len(s)), s)
         if m := re.fullmatch(r"(?:export\s+)?(\w+)=(\S*)", s):
             variables[m.group(1)] = m.group(2).strip("'\"")
@@ -489,6 +491,57 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
                 return inner
             fallback = fallback or inner  # (`python init.py …` then `python train.py …`: a preparation step first)
     return fallback or launch
+
+
+_ARITH: Final = re.compile(r"\$\(\(([^()]{0,200})\)\)")
+
+
+def _arithmetic(variables: dict[str, str], m: re.Match[str]) -> str:
+    """A shell arithmetic expansion ``$((GPU_ID*10+1))`` over integers the script set: its value; anything else (an
+    unknown variable, a non-integer) stays as written."""
+    expr = re.sub(r"\$?\{?([A-Za-z_]\w*)\}?", lambda v: variables.get(v[1], v[0]), m[1])
+    if not re.fullmatch(r"[\d\s+\-*/%()]+", expr):
+        return m[0]
+    try:
+        tree = ast.parse(expr.replace("/", "//"), mode="eval")
+    except SyntaxError:
+        return m[0]
+    value = _integer(tree.body)
+    return str(value) if value is not None else m[0]
+
+
+def _integer(node: ast.expr) -> int | None:
+    """The value of integer arithmetic (``+ - * // %``, small operands), or None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int and abs(node.value) < 10**12:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _integer(node.operand)
+        return -inner if inner is not None else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult | ast.FloorDiv | ast.Mod):
+        a, b = _integer(node.left), _integer(node.right)
+        if a is None or b is None or (isinstance(node.op, ast.FloorDiv | ast.Mod) and b == 0):
+            return None
+        ops = {ast.Add: a + b, ast.Sub: a - b}
+        if isinstance(node.op, ast.Add | ast.Sub):
+            return ops[type(node.op)]
+        if isinstance(node.op, ast.Mult):
+            return a * b if abs(a * b) < 10**15 else None
+        return a // b if isinstance(node.op, ast.FloorDiv) else a % b
+    return None
+
+
+def _without_comment(s: str) -> str:
+    """A shell line without its trailing comment: a ``#`` that begins a word, outside quotes
+    (``CLASS='edges2shoes'  # facades, day2night, ...`` → ``CLASS='edges2shoes'``)."""
+    quote = ""
+    for i, ch in enumerate(s):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and i > 0 and s[i - 1].isspace():
+            return s[:i].rstrip()
+    return s
 
 
 # What a training entry calls: a backward pass, an optimizer step, Keras' fit, TF1's minimize, a Trainer

@@ -1379,6 +1379,8 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
             yield "dp_all", ast.Constant(value=True), "DataParallel() without device_ids: every visible GPU"
         elif name == "DataParallel" and ids is not None:
             yield "dp_devices", ids, "DataParallel(device_ids=): the GPUs listed"
+        elif name == "multi_gpu_model" and (gpus := _args_of(call, ("gpus",), 1)) is not None:
+            yield "dp_devices", gpus, "multi_gpu_model(gpus=): the GPUs it replicates the model on"
     elif name == "initialize" and dotted.endswith("amp.initialize"):  # apex AMP: O1/O2 mixed, O3 pure fp16, O0 off
         yield "apex_amp", _args_of(call, ("opt_level",), 2) or ast.Constant("O1"), "apex amp.initialize()"
     elif dotted.startswith("apex.") or name in ("LARC", "FusedAdam", "FusedLAMB", "convert_syncbn_model"):
@@ -2159,11 +2161,15 @@ def _iterator_epoch_limits(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
                 yield n.test.comparators[0], n.lineno
 
 
-def _counter_limits(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
+def _counter_limits(tree: ast.AST, tf_ops: Collection[str] = ()) -> Iterator[tuple[ast.expr, int]]:
     """``for batch in loader: … it += 1 … if it >= N: return``: a counter the training loop advances once per batch,
-    and the bound at which it stops training."""
+    and the bound at which it stops training. ``tf_ops``: the names TF1 code binds its training ops to (a ``while``
+    loop whose pass runs one, ``sess.run([model.opt_op, …])``, is a training loop too)."""
     for loop in walk(tree):
-        if not isinstance(loop, ast.For) or not _trains_each_pass(loop):
+        if not (
+            (isinstance(loop, ast.For) and _trains_each_pass(loop))
+            or (isinstance(loop, ast.For | ast.While) and _runs_train_op(loop, tf_ops))
+        ):
             continue
         body = list(_own_body(loop))
         counted = {
@@ -2179,6 +2185,40 @@ def _counter_limits(tree: ast.AST) -> Iterator[tuple[ast.expr, int]]:
                 and any(_stops(b) for b in n.body)
             ):  # fmt: skip
                 yield n.test.comparators[0], n.lineno
+
+
+def _tf1_train_ops(trees: Iterable[ast.AST]) -> set[str]:
+    """The names TF1 code binds its training ops to: the target of ``optimizer.minimize(loss)`` or
+    ``optimizer.apply_gradients(grads)`` (``train_op = …``, ``self.opt_op = …``)."""
+    out: set[str] = set()
+    for tree in trees:
+        for n in walk(tree):
+            if (
+                isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                and _callee(n.value) in ("minimize", "apply_gradients")
+            ):  # fmt: skip
+                out |= {
+                    t.id if isinstance(t, ast.Name) else t.attr
+                    for t in n.targets
+                    if isinstance(t, ast.Name | ast.Attribute)
+                }
+    return out
+
+
+def _runs_train_op(loop: ast.For | ast.While, tf_ops: Collection[str]) -> bool:
+    """Whether each pass of ``loop`` runs a TF1 training op: ``sess.run([merged, model.opt_op, …], feed_dict=…)``."""
+    if not tf_ops:
+        return False
+    for n in _own_body(loop):
+        if isinstance(n, ast.Call) and _callee(n) == "run" and isinstance(n.func, ast.Attribute) and n.args:
+            names = {
+                x.id if isinstance(x, ast.Name) else x.attr
+                for x in walk(n.args[0])
+                if isinstance(x, ast.Name | ast.Attribute)
+            }
+            if names & set(tf_ops):
+                return True
+    return False
 
 
 def _stops(stmt: ast.stmt) -> bool:
@@ -2311,7 +2351,7 @@ def find_uses(
                 if isinstance(each, int) and not isinstance(each, bool) and each > 0:
                     v, how = each, f"{how}: a per-GPU batch times the GPUs"
             if fieldname == "dp_devices":
-                v = _device_list_size(v)
+                v = v if "multi_gpu_model" in how and _is_count(v) and v > 1 else _device_list_size(v)  # (a count)
                 if v is None:
                     continue
             rank = _loader_rank(node) if fieldname == "batch" else 1
@@ -2367,10 +2407,12 @@ def find_uses(
             n = _epochs_of_budget(r, rng.args[-1] if len(rng.args) <= 2 else rng.args[1], scope, line)
             if n is not None:
                 out["epochs"] = Use(n, file, line, "the step loop runs epochs x the steps of one epoch")
-    for bound, line in _counter_limits(tree):
+    tf_ops = _tf1_train_ops([tree, *(t for _, t in _imported_trees(ws, r, file))]) if "tensorflow" in code else set()
+    for bound, line in _counter_limits(tree, tf_ops):
         n = r.value(bound, _scope_at(r, tree, line), line)
-        if isinstance(n, int | float) and not isinstance(n, bool) and 0 < n < 1e15 and "max_steps" not in out:
+        if isinstance(n, int | float) and not isinstance(n, bool) and 0 < n < 1e9 and "max_steps" not in out:
             out["max_steps"] = Use(int(n), file, line, "training stops when its step counter reaches this")
+            # (a bound of 10**10 or sys.maxsize is "no limit": the loop's other bound ends the training)
     for bound, line in _iterator_epoch_limits(tree):
         n = r.value(bound, _scope_at(r, tree, line), line)
         if isinstance(n, int) and not isinstance(n, bool) and 0 < n < 1_000_000 and "epochs" not in out:
