@@ -521,9 +521,10 @@ def _integer(node: ast.expr) -> int | None:
         a, b = _integer(node.left), _integer(node.right)
         if a is None or b is None or (isinstance(node.op, ast.FloorDiv | ast.Mod) and b == 0):
             return None
-        ops = {ast.Add: a + b, ast.Sub: a - b}
-        if isinstance(node.op, ast.Add | ast.Sub):
-            return ops[type(node.op)]
+        if isinstance(node.op, ast.Add):
+            return a + b
+        if isinstance(node.op, ast.Sub):
+            return a - b
         if isinstance(node.op, ast.Mult):
             return a * b if abs(a * b) < 10**15 else None
         return a // b if isinstance(node.op, ast.FloorDiv) else a % b

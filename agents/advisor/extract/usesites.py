@@ -512,16 +512,7 @@ class _Resolver:
         cls = next((c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == value.func.id), None)
         if cls is None or (cls.bases and not all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases)):
             return None  # (a subclass's inherited settings cannot be told from its own body)
-        fields: dict[str, Any] = {}
-        for stmt in cls.body:
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-                target, rhs = stmt.targets[0], stmt.value
-            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-                target, rhs = stmt.target, stmt.value
-            else:
-                continue
-            if isinstance(target, ast.Name) and (v := _literal(rhs)) is not _UNKNOWN:
-                fields[target.id] = v
+        fields = _class_literals(cls)
         if not fields:
             return None
         if any(isinstance(n, ast.Call) and _callee(n) == "setattr" and n.args and _dotted(n.args[0]) == "self"
@@ -1739,10 +1730,15 @@ def _namespace_class(cls: ast.ClassDef) -> dict[str, Any] | None:
     ``object``, no methods, only class attributes (``class Hyperparams: lr = 0.001``); None for any other class."""
     if cls.bases and not all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases):
         return None
+    if any(isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for stmt in cls.body):
+        return None
+    return _class_literals(cls) or None
+
+
+def _class_literals(cls: ast.ClassDef) -> dict[str, Any]:
+    """The class attributes of ``cls`` bound to literals (``lr = 1e-3``, ``batch_size: int = 32``)."""
     fields: dict[str, Any] = {}
     for stmt in cls.body:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            return None
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target, rhs = stmt.targets[0], stmt.value
         elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
@@ -1751,7 +1747,7 @@ def _namespace_class(cls: ast.ClassDef) -> dict[str, Any] | None:
             continue
         if isinstance(target, ast.Name) and (v := _literal(rhs)) is not _UNKNOWN:
             fields[target.id] = v
-    return fields or None
+    return fields
 
 
 class _HelperSubstitution:
