@@ -30,7 +30,7 @@ import posixpath
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeGuard
+from typing import Any, Final, TypeGuard, TypeVar
 
 from schedmate.agents.advisor.extract.budget import charge_nodes
 from schedmate.agents.advisor.extract.config_sources import (
@@ -1868,6 +1868,15 @@ def _imported_trees(ws: Workspace, r: _Resolver, file: str) -> Iterator[tuple[st
                     yield path, tree
 
 
+_Def = TypeVar("_Def", ast.FunctionDef, ast.ClassDef)
+
+
+def _top_level(r: _Resolver, path: str | None, kind: type[_Def], name: str) -> _Def | None:
+    """The module-level function or class ``name`` of the workspace module at ``path`` (None: no such definition)."""
+    mod = r.parsed(path) if path else None
+    return next((d for d in (mod.body if mod else []) if isinstance(d, kind) and d.name == name), None)
+
+
 def _imported_function(ws: Workspace, r: _Resolver, name: str, file: str) -> ast.FunctionDef | None:
     """The definition of ``name`` imported into the entry script from a workspace module (looked up once)."""
     if name not in r._helpers:
@@ -1875,21 +1884,13 @@ def _imported_function(ws: Workspace, r: _Resolver, name: str, file: str) -> ast
         if (imported := r.imports().get(name)) is not None and imported[1] >= 0:
             module, level, real = imported
             path = ws.module_file(module, level, file)
-            mod = r.parsed(path) if path else None
-            r._helpers[name] = next(
-                (d for d in (mod.body if mod else []) if isinstance(d, ast.FunctionDef) and d.name == real), None
-            )
+            r._helpers[name] = _top_level(r, path, ast.FunctionDef, real)
             r._helper_files[name] = path or ""
         elif imported is None and isinstance(r.module.node, ast.Module):  # `from model import *` then `unet()`
             for node in r.module.node.body:
                 if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
                     path = ws.module_file(node.module or "", node.level, file)
-                    mod = r.parsed(path) if path else None
-                    fn = next(
-                        (d for d in (mod.body if mod else []) if isinstance(d, ast.FunctionDef) and d.name == name),
-                        None,
-                    )
-                    if fn is not None:
+                    if (fn := _top_level(r, path, ast.FunctionDef, name)) is not None:
                         r._helpers[name], r._helper_files[name] = fn, path or ""
                         break
     return r._helpers[name]
@@ -1906,18 +1907,19 @@ def _imported_constructor(ws: Workspace, r: _Resolver, name: str, file: str) -> 
             module, level, real = imported
             path = ws.module_file(module, level, file)
             for _ in range(2):  # the module, then the sibling it re-exports the class from
-                mod = r.parsed(path) if path else None
-                body = mod.body if mod else []
-                cls = next((d for d in body if isinstance(d, ast.ClassDef) and d.name == real), None)
+                cls = _top_level(r, path, ast.ClassDef, real)
                 if cls is not None:
                     r._helpers[key] = next(
                         (d for d in cls.body if isinstance(d, ast.FunctionDef) and d.name == "__init__"), None
                     )
                     r._helper_files[key] = path or ""
                     break
+                mod = r.parsed(path) if path else None
                 again = next(
-                    (d for d in body if isinstance(d, ast.ImportFrom) and any(a.name == real for a in d.names)), None
-                )
+                    (d for d in (mod.body if mod else []) if isinstance(d, ast.ImportFrom)
+                     and any(a.name == real for a in d.names)),
+                    None,
+                )  # fmt: skip
                 if again is None or path is None:
                     break
                 path = ws.module_file(again.module or "", again.level, path)
@@ -1932,10 +1934,7 @@ def _module_function(ws: Workspace, r: _Resolver, alias: str, name: str, file: s
         r._helpers[key] = None
         if (imported := r.imports().get(alias)) is not None and imported[1] < 0:
             path = ws.module_file(imported[2], 0, file)
-            mod = r.parsed(path) if path else None
-            r._helpers[key] = next(
-                (d for d in (mod.body if mod else []) if isinstance(d, ast.FunctionDef) and d.name == name), None
-            )
+            r._helpers[key] = _top_level(r, path, ast.FunctionDef, name)
             r._helper_files[key] = path or ""
     return r._helpers[key]
 
