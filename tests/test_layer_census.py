@@ -96,19 +96,31 @@ def test_a_name_that_says_transformer_keeps_the_census_out(tmp_path: Path) -> No
             "cnn",
         ),
         ("import torch.nn as nn\nrnn = nn.LSTM(128, 256, 2)\nout = nn.Linear(256, 65)", "rnn"),
+        ("import torch.nn as nn\nenc = nn.Conv1d(80, 256, 5)\ndec = nn.GRU(256, 256)", "rnn"),  # CRNN, DeepSpeech2
+        (  # ELMo: a character CNN under biLSTMs, in TensorFlow's functional layers
+            "import tensorflow as tf\nc = tf.nn.conv2d(chars, w, [1, 1, 1, 1], 'VALID')\n"
+            "cell = tf.nn.rnn_cell.LSTMCell(4096, num_proj=512)",
+            "rnn",
+        ),
+        (  # Show, Attend and Tell: a CNN encoder, an LSTM decoder attending over its features
+            "import torch.nn as nn\nenc = nn.Conv2d(3, 64, 3)\natt = Attention(512, 512, 512)\n"
+            "dec = nn.LSTMCell(512, 512)",
+            "rnn",
+        ),
         ("import torch.nn as nn\nnet = nn.Sequential(nn.Linear(4, 64), nn.Tanh(), nn.Linear(64, 2))", "mlp"),
     ],
 )
 def test_an_unambiguous_census_names_the_family(code: str, kind: str) -> None:
     """Convolutions without recurrent or attention layers (PyTorch, Keras, or functional `F.conv2d(x, weight)`), a
-    recurrent net, linear layers alone."""
+    recurrent net (alone, under a convolutional front end, or attending over its states by hand), linear layers
+    alone."""
     assert layer_census([code]) == kind
 
 
 @pytest.mark.parametrize(
     "code",
     [
-        "import torch.nn as nn\nenc = nn.Conv1d(80, 256, 5)\ndec = nn.GRU(256, 256)",  # a mix: which carries it?
+        "import torch.nn as nn\nenc = nn.LSTM(80, 256)\natt = nn.MultiheadAttention(256, 4)",  # self-attention
         "import torch.nn as nn\nconv = nn.Conv2d(3, 8, 3)\nattn = nn.MultiheadAttention(8, 2)",  # attention
         "import torch.nn as nn\nemb = nn.Embedding(100, 16)\nout = nn.Linear(16, 100)",  # tokens: no MLP
         "import torch.nn.functional as F\ny = F.relu(x)\nz = F.linear(x)",  # activations, a one-argument call
@@ -116,5 +128,5 @@ def test_an_unambiguous_census_names_the_family(code: str, kind: str) -> None:
     ],
 )
 def test_an_ambiguous_census_says_nothing(code: str) -> None:
-    """Mixed convolutions and recurrent layers, any attention, embeddings with linear layers, or no layers at all."""
+    """Self-attention (beside convolutions or recurrent layers), embeddings with linear layers, or no layers at all."""
     assert layer_census([code]) is None

@@ -327,9 +327,9 @@ def model_type_of(names: list[str], mc: ModelClass | None) -> str | None:
 def layer_census(texts: list[str]) -> str | None:
     """The architecture family of the networks the job's own modules build, when no model was found to name it: the
     layer constructors (``nn.Conv2d``, ``layers.Dense``) and functional layers (``F.conv2d``) called anywhere in
-    ``texts``. Only an unambiguous census answers: convolutions and no recurrent or attention layers (a CNN),
-    recurrent layers and no convolutions (an RNN, with attention written by hand over its states or none), linear
-    layers alone (an MLP); self-attention layers, or a mix of convolutions and recurrent layers, are no answer.
+    ``texts``. Only an unambiguous census answers: recurrent layers and no self-attention (an RNN, beside
+    convolutions that extract its features or attention written by hand over its states), convolutions and no
+    recurrent or attention layers (a CNN), linear layers alone (an MLP); self-attention is no answer.
     TensorFlow's functional layers (``tf.nn.conv2d``, ``tf.layers.dense``) count as PyTorch's do."""
     kinds: set[str] = set()
     attention: set[str] = set()  # the constructors named for attention (`Attention`, `MultiHeadAttention`)
@@ -361,19 +361,14 @@ def layer_census(texts: list[str]) -> str | None:
                 for pattern, kind in table:
                     if re.fullmatch(pattern, callee):
                         kinds.add(kind)
-    if "transformer" in kinds and (
-        kinds & {"rnn", "conv"} != {"rnn"} or any(_SELF_ATTENTION.fullmatch(c) for c in attention)
-    ):
-        return None  # self-attention layers; a plain `Attention` beside recurrent layers attends over their states
-    if kinds & {
-        "attention",
-        "transformer",
-    }:  # attention written by hand: over recurrent states (Bahdanau's, in a seq2seq decoder)
-        return "rnn" if kinds & {"rnn", "conv"} == {"rnn"} else None  # an RNN; anything else, no answer
+    if any(_SELF_ATTENTION.fullmatch(c) for c in attention):
+        return None  # self-attention layers: a transformer of some kind, which the census cannot tell
+    if "rnn" in kinds:  # the recurrent layers are the sequence model, with a convolutional front end (CRNN,
+        return "rnn"  # DeepSpeech2, ELMo's character CNN) or attention written by hand over their states (Bahdanau's)
+    if kinds & {"attention", "transformer"}:
+        return None  # attention and no recurrence: self-attention written by hand
     if "conv" in kinds:
-        return None if "rnn" in kinds else "cnn"
-    if "rnn" in kinds:
-        return "rnn"
+        return "cnn"
     return "mlp" if kinds == {"linear"} else None
 
 

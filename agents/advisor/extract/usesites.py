@@ -2331,20 +2331,17 @@ def find_uses(
             elif fieldname == "registry_kwargs" and isinstance(v, dict):
                 v = {k: x for k, x in v.items() if isinstance(x, int | float | str | bool)}  # what can be told
             elif (
-                fieldname == "batch" and v is _UNKNOWN and (per := _per_gpu_factor(arg, tree)) is not None
+                fieldname == "batch" and (per := _per_gpu_factor(arg, tree)) is not None
                 and _is_count(each := r.value(per, scope, node.lineno))
             ):  # fmt: skip
-                v, how = each, f"{how}: a per-GPU batch times the GPUs"  # `BATCH_SIZE * len(gpus)`, gpus unknown here
+                # `BATCH_SIZE_PER_GPU * len(gpus)`, the GPU list known here or not: DataParallel splits it
+                v, how = each, f"{how}: a per-GPU batch times the GPUs"
             elif v is _UNKNOWN or v is None or isinstance(v, dict | _Namespace):
                 continue
             if fieldname == "lr" and v == 0:
                 continue  # an optimizer built at lr 0: a scheduler sets the rate
             if fieldname in ("epochs", "max_steps") and is_number(v) and v <= 0:
                 continue  # Lightning's `max_epochs=-1` / `max_steps=-1`: no limit of that kind
-            if fieldname == "batch" and "per-GPU" not in how and (per := _per_gpu_factor(arg, tree)) is not None:
-                each = r.value(per, scope, node.lineno)  # `BATCH_SIZE_PER_GPU * len(gpus)`: DataParallel splits it
-                if isinstance(each, int) and not isinstance(each, bool) and each > 0:
-                    v, how = each, f"{how}: a per-GPU batch times the GPUs"
             if fieldname == "dp_devices":
                 v = v if "multi_gpu_model" in how and _is_count(v) and v > 1 else _device_list_size(v)  # (a count)
                 if v is None:
