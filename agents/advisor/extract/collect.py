@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import contextlib
 import posixpath
 import re
 from collections.abc import Iterator
@@ -43,7 +44,7 @@ from schedmate.agents.advisor.extract.hydra import compose_hydra
 from schedmate.agents.advisor.extract.launch import Launch, small_count
 from schedmate.agents.advisor.extract.syntax import parse, walk
 from schedmate.agents.advisor.extract.syspath import sys_path_roots
-from schedmate.agents.advisor.extract.usesites import SPLIT_LOADER, Use, find_uses, path_call
+from schedmate.agents.advisor.extract.usesites import CONFIG_CLASS_NAME, SPLIT_LOADER, Use, find_uses, path_call
 from schedmate.agents.advisor.extract.workspace import Workspace
 
 __all__ = ["Extraction", "collect_settings"]
@@ -249,6 +250,28 @@ def _read_config_files(
             loaded = load_with_bases(ws.read_text_or_none, path)
             ex.values.update(loaded)
             ex.values.update({k: v for k, v in (loose or {}).items() if k in loaded})
+
+
+def _read_settings_files(ws: Workspace, ex: Extraction, options: dict[str, Value], args: list[str]) -> None:
+    """A structured file an option of any name is given (``--hparams_path standard_hparams/gnmt.json``) whose keys
+    are the script's own options (two at least): a settings file, as a config flag's would be. Its values replace
+    the options' defaults, never what the command line sets."""
+    named = set(_config_files(args))
+    for option, given in list(options.items())[:200]:
+        path = given.value
+        if (
+            given.source != "command" or not isinstance(path, str) or path in named
+            or not path.endswith((".json", ".yaml", ".yml", ".toml")) or not ws.exists(path.removeprefix("./"))
+        ):  # fmt: skip
+            continue
+        loaded = load_with_bases(ws.read_text_or_none, posixpath.normpath(path))
+        if len((set(loaded) & set(options)) - {option}) < 2:
+            continue  # a data file (`--train_file train.json`), or a config of something else
+        ex.sources.append(posixpath.normpath(path))
+        for key, value in loaded.items():
+            held = ex.values.get(key)
+            if held is None or held.source != "command":
+                ex.values[key] = value
 
 
 def _config_class_settings(ws: Workspace, text: str, path: str) -> dict[str, Value]:
@@ -491,18 +514,32 @@ def _class_def(ws: Workspace, tree: ast.Module, name: str, file: str, hops: int 
 
 
 def _config_classes(ws: Workspace, ex: Extraction, code: str, script: str) -> None:
-    """Config classes the entry instantiates bare (``train_config = TRAIN_CONFIG()``) or hands to
-    ``HfArgumentParser`` or ``tyro.cli``: their field defaults become the lowest-priority settings (``Class.field``)."""
+    """Config classes the entry instantiates bare (``train_config = TRAIN_CONFIG()``), a class its name calls a config
+    built with arguments (``TransformerConfig(num_layers=2, …)``, ``configure.PretrainingConfig(name, data_dir)``), or
+    those it hands to ``HfArgumentParser`` or ``tyro.cli``: their field defaults (and ``self.x = literal`` in
+    ``__init__``), with the literal keywords of the construction over them, become the lowest-priority settings
+    (``Class.field``)."""
     try:
         tree = parse(code)
     except (SyntaxError, ValueError):
         return
     names: set[str] = set()
+    in_modules: dict[str, str] = {}  # `configure_pretraining.PretrainingConfig(name, data_dir)`: class → module
+    built: dict[str, list[ast.Call]] = {}  # a config class → its constructions
     for node in walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        if isinstance(node.func, ast.Name) and not node.args and not node.keywords:
-            names.add(node.func.id)
+        if isinstance(node.func, ast.Name) and (
+            not (node.args or node.keywords) or CONFIG_CLASS_NAME.search(node.func.id)
+        ):
+            names.add(node.func.id)  # built bare, or a class its name calls a config built with arguments
+            built.setdefault(node.func.id, []).append(node)
+        elif (
+            isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+            and CONFIG_CLASS_NAME.search(node.func.attr)
+        ):  # fmt: skip
+            in_modules[node.func.attr] = node.func.value.id
+            built.setdefault(node.func.attr, []).append(node)
         elif (
             getattr(node.func, "id", getattr(node.func, "attr", "")) == "cli" and node.args
             and isinstance(node.args[0], ast.Name) and re.search(r"^\s*(?:import tyro|from tyro\b)", code, re.M)
@@ -513,18 +550,66 @@ def _config_classes(ws: Workspace, ex: Extraction, code: str, script: str) -> No
             names.update(e.id for e in (arg.elts if isinstance(arg, ast.Tuple | ast.List) else [arg])
                          if isinstance(e, ast.Name))  # fmt: skip
     defaults: dict[str, Value] = {}
-    for name in sorted(names)[:16]:
-        found = _class_def(ws, tree, name, script)
+    for name in sorted([*names, *in_modules])[:16]:
+        found = (
+            _class_def(ws, tree, name, script)
+            if name in names
+            else _module_class(ws, tree, in_modules[name], name, script)
+        )
         if found is None:
             continue
         cls, file = found
-        fields = class_defaults(cls, file)
+        fields = {**_init_literals(cls, file), **class_defaults(cls, file)}
         decorated = any("dataclass" in ast.unparse(d) for d in cls.decorator_list)
+        calls = built.get(name, [])
+        for call in calls:  # what a construction passes replaces the defaults
+            for gone in list(class_defaults(cls, file))[: len(call.args)] if decorated else []:
+                fields.pop(gone, None)  # a dataclass's fields in order, given positionally: not told here
+            for kw in call.keywords:
+                if kw.arg is None:
+                    continue  # `**hparams`: overrides that cannot be told; the defaults stand
+                fields.pop(kw.arg, None)  # `TransformerConfig(num_layers=args.layers)`: not the default; and a
+                if len(calls) == 1:  # class built in several places (`if args.model_card == 'gpt2.md':`): which?
+                    with contextlib.suppress(ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                        fields[kw.arg] = Value(ast.literal_eval(kw.value), script, call.lineno)
         if not fields or not (decorated or len(fields) >= 2) or any("Module" in ast.unparse(b) for b in cls.bases):
             continue
         ex.config_classes[name] = cls.name
         defaults.update({f"{cls.name}.{k}": v for k, v in fields.items()})
     ex.values = {**defaults, **ex.values}
+
+
+def _module_class(ws: Workspace, tree: ast.Module, alias: str, name: str, file: str) -> tuple[ast.ClassDef, str] | None:
+    """Class ``name`` of the job's module that ``file`` imports as ``alias`` (``import configure_pretraining``)."""
+    for node in tree.body:
+        if not isinstance(node, ast.Import):
+            continue
+        for a in node.names:
+            if (a.asname or a.name) != alias:
+                continue
+            path = ws.module_file(a.name, 0, file)
+            sub = _parsed(ws, path) if path else None
+            found = next((c for c in sub.body if isinstance(c, ast.ClassDef) and c.name == name), None) if sub else None
+            return (found, path) if found is not None and path else None
+    return None
+
+
+def _init_literals(cls: ast.ClassDef, file: str) -> dict[str, Value]:
+    """``self.x = <literal>`` said directly in ``__init__`` (not under an ``if``: ``if self.debug: self.batch = 8`` is
+    not the default), the way a settings class without fields gives its defaults."""
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    out: dict[str, Value] = {}
+    for stmt in init.body if init is not None else []:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            t = stmt.targets[0]
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                try:
+                    v = ast.literal_eval(stmt.value)
+                except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                    continue
+                if isinstance(v, int | float | str | bool):
+                    out[t.attr] = Value(v, file, stmt.lineno)
+    return out
 
 
 def _llamafactory(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) -> None:
@@ -563,6 +648,7 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
         argparse_specs(code, wrappers) + _imported_parser_specs(ws, code, script) + dict_parser_specs(ws, code, script)
     )
     loose: dict[str, Value] = {}  # flags no option of the script defines
+    options: dict[str, Value] = {}  # the script's own options, as the command sets them
     if specs:
         abbrev = "allow_abbrev=False" not in code
         argv = _flagfiles_expanded(ws, launch) if any(sp.absl for sp in specs) else launch.args
@@ -571,6 +657,7 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
             if (given := parsed.get(dest)) is None or given.source != "command":  # define, or none does
                 parsed[dest] = Value(value, script, line)
         ex.values.update(parsed)
+        options = parsed
         for key, value in flag_values(launch.args).items():  # flags another parser takes (Trainer.add_argparse_args)
             ex.values.setdefault(key, value)
             if key not in parsed:
@@ -583,6 +670,7 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
         if given is not None and isinstance(given.value, str):
             ex.values.update({k: Value(v, "command") for k, v in parse_pairs(given.value).items()})
     _read_config_files(ws, ex, launch.args, code, loose)
+    _read_settings_files(ws, ex, options, launch.args)
     _read_fixed_config(ws, ex, code, script)
     for key, given in list(ex.values.items()):  # `--optimizer adam_inverse_sqrt,lr=0.0001,warmup_updates=4000`
         if isinstance(given.value, str) and _SPEC.fullmatch(given.value):  # (XLM, fairseq: a name, then its options)

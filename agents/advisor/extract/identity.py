@@ -543,6 +543,37 @@ def readme_datasets(ws: Workspace, limit: int = 400) -> list[str]:
     return named
 
 
+def readme_command_dataset(ws: Workspace, command: str, limit: int = 400) -> str | None:
+    """The one well-known dataset the README names in the prose that introduces this very command ("for celebA"
+    above ``python train.py --mixing LMDB_PATH``): the paragraph right above it (three lines at most, not another
+    command or a heading). The command must appear whole (backslash continuations joined, spaces squeezed)."""
+    lines = _readme_lines(ws, limit)
+    want = " ".join(command.split())
+    if not lines or len(want) < 8:
+        return None
+    for at, line in enumerate(lines):
+        joined, end = line.rstrip(), at
+        while joined.endswith("\\") and end + 1 < len(lines) and end - at < 40:
+            end += 1
+            joined = joined[:-1] + " " + lines[end].strip()
+        text = " ".join(joined.strip().lstrip("$>` ").split())
+        if text.rstrip("`") != want:
+            continue
+        intro: list[str] = []  # the paragraph right above (past blank lines and a code fence), three lines at most
+        for prev in reversed(lines[max(0, at - 8) : at]):
+            stripped = prev.strip()
+            if not stripped or stripped.startswith("```"):
+                if intro:
+                    break
+                continue
+            if stripped.startswith(("$", ">", "#")) or len(intro) == 3:
+                break  # another command, or a heading
+            intro.append(stripped)
+        named = {name for pattern, name in _datasets() for t in intro if pattern.search(t.lower())}
+        return named.pop() if len(named) == 1 else None
+    return None
+
+
 def readme_title(ws: Workspace) -> str:
     """The first Markdown heading of the repository's README (often the model's or the task's name)."""
     for line in _readme_lines(ws, 40) or []:

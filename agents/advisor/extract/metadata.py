@@ -226,8 +226,8 @@ def _setup(ex: Extraction) -> _Setup:
         not ex.uses or bool({"spawn", "dp_wrap", "ddp_wrap"} & ex.uses.keys()) or ex.batch_divided_by_world
         or _count_handed_on(ex.code) or _AUTO_DEVICE_MAP.search(ex.code) is not None
     )  # fmt: skip
-    uses_all_visible = (
-        counts and acted_on and not (spawns_dead and "dp_wrap" not in ex.uses and not ex.batch_divided_by_world)
+    uses_all_visible = (  # (a spawn that cannot run leaves one process, whatever it would divide a batch by)
+        counts and acted_on and not (spawns_dead and "dp_wrap" not in ex.uses)
     ) or ("dp_all" in ex.uses and "ddp_wrap" not in ex.uses)  # nn.DataParallel(model) spreads over all it sees
     num_gpus = launch.num_gpus
     devices = ex.get("trainer.devices", "devices")
@@ -345,10 +345,10 @@ def _setup(ex: Extraction) -> _Setup:
         launch.launcher == "python"
         and re.search(r"\bspawn\(", ex.code)
         and not spawns_dead
-        and ("DistributedDataParallel(" in ex.code or _ddp_alias_called(ex.code))
+        and ("DistributedDataParallel(" in ex.code or _ddp_alias_called(ex.code) or "ddp_wrap" in ex.uses)
         and ("--multiprocessing-distributed" in launch.args or not re.search(r"multiprocessing.distributed", ex.code))
     ):
-        distributed = "ddp"  # the script spawns one DDP process per GPU itself
+        distributed = "ddp"  # the script spawns one DDP process per GPU itself (the wrap in it or in a module it calls)
     elif "dp_wrap" in ex.uses and "ddp_wrap" not in ex.uses and launch.launcher in _TRAINING_LAUNCHERS:
         distributed = "dp"  # one process drives the visible GPUs through nn.DataParallel
     else:
@@ -789,10 +789,10 @@ def extract_metadata(
         ex = Extraction(launch=launch)
         with st.step("settings"):
             collect_settings(ws, launch, ex)
-        return _fields(ws, ex, st)
+        return _fields(ws, ex, st, command)
 
 
-def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
+def _fields(ws: Workspace, ex: Extraction, st: _Stages, command: str = "") -> WorkloadMetadata:
     t = _Taker(ex)
     default = ex.uses.get("lr_default")
     if default is not None and "lr" not in ex.uses and ex.get("deepspeed") is None:
@@ -855,7 +855,7 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages) -> WorkloadMetadata:
             frameworks.append("PyTorch FSDP")  # the job's own code wraps the model in torch's FSDP
     ident = WorkloadIdentity()
     with st.step("workload"):
-        ident = identify_workload(ws, ex, t.prov, st.cuts)
+        ident = identify_workload(ws, ex, t.prov, st.cuts, command)
     precision = "fp32"
     with st.step("precision"):
         precision = _precision(ex)

@@ -45,7 +45,16 @@ from schedmate.agents.advisor.extract.evaluator import is_config_singleton, is_n
 from schedmate.agents.advisor.extract.syntax import last_names, parse, walk
 from schedmate.agents.advisor.extract.workspace import Workspace
 
-__all__ = ["NOT_WEIGHTS_LOADERS", "OPTIMIZERS", "SPLIT_LOADER", "Use", "find_uses", "passed_for", "path_call"]
+__all__ = [
+    "CONFIG_CLASS_NAME",
+    "NOT_WEIGHTS_LOADERS",
+    "OPTIMIZERS",
+    "SPLIT_LOADER",
+    "Use",
+    "find_uses",
+    "passed_for",
+    "path_call",
+]
 
 _MAX_DEPTH: Final = 24
 _UNKNOWN: Final = object()
@@ -72,6 +81,10 @@ _TF_DATASET_METHODS: Final = frozenset(
      "zip", "map", "shuffle", "repeat", "filter", "prefetch", "cache", "interleave", "flat_map", "take", "skip",
      "apply", "shard"}
 )  # fmt: skip
+# A class whose name declares it holds settings (`PretrainingConfig`, `HParams`, `TrainOptions`)
+CONFIG_CLASS_NAME: Final = re.compile(
+    r"(?:Config|Configs|Configuration|HParams|Hparams|Hyperparameters|Settings|Options)$"
+)
 _TORCH_DEFAULT_LR: Final = {"Adam": 1e-3, "AdamW": 1e-3, "RMSprop": 1e-2, "Adagrad": 1e-2, "Adadelta": 1.0,
                              "Adamax": 2e-3, "NAdam": 2e-3, "RAdam": 1e-3, "ASGD": 1e-2, "Rprop": 1e-2}  # fmt: skip
 _HF_ARGS: Final = frozenset(
@@ -851,7 +864,10 @@ class _Resolver:
             return self._load_file(args[0] if args else None, scope, line, depth)
         if name in {"parse_args", "parse_known_args"}:
             return _Namespace("args")
-        if isinstance(node.func, ast.Name) and name in self.config_classes and not args and not node.keywords:
+        if name in self.config_classes and (
+            (isinstance(node.func, ast.Name) and not args and not node.keywords)
+            or CONFIG_CLASS_NAME.search(name)  # a config class built with arguments: its defaults, unless they set it
+        ):
             return _Namespace(name, self.config_classes[name])
         if name == "cli" and args and isinstance(args[0], ast.Name) and args[0].id in self.config_classes:
             return _Namespace(args[0].id, self.config_classes[args[0].id])  # `args = tyro.cli(Args)`
@@ -1270,6 +1286,10 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         yield "lr", ast.Attribute(value=call.args[0], attr="lr", ctx=ast.Load()), "timm create_optimizer(args)"
     elif name == "create_optimizer_v2" and (a := _args_of(call, ("lr",))) is not None:
         yield "lr", a, "timm create_optimizer_v2(lr=)"
+    elif name in ("TPUEstimator", "Estimator") and (a := _args_of(call, ("train_batch_size",))) is not None:
+        yield "batch", a, f"{name}(train_batch_size=)"  # TensorFlow's Estimator: the batch its input_fn is given
+    elif name == "train" and isinstance(call.func, ast.Attribute) and (a := _args_of(call, ("max_steps",))) is not None:
+        yield "max_steps", a, "Estimator.train(max_steps=)"  # the global step at which training stops
     elif name in _HF_ARGS:
         for fieldname, kws in _HF_KW.items():
             if (a := _args_of(call, kws)) is not None:
@@ -1426,16 +1446,27 @@ def _model_like(func: ast.expr) -> bool:
 
 
 def _dead_code(r: _Resolver, tree: ast.Module) -> set[int]:
-    """Nodes in an ``if`` arm that cannot run: the condition evaluates (``fp16 = False ... if fp16:``)."""
+    """Nodes in an ``if`` arm that cannot run: the condition evaluates (``fp16 = False ... if fp16:``); and the
+    statements after an arm that always runs and leaves its block (``if not multi_gpus: train(); return``)."""
     dead: set[int] = set()
+    after: dict[int, list[ast.stmt]] = {}  # a statement → the statements after it in its block
+    for parent in walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, name, None)
+            if isinstance(block, list):
+                after.update((id(stmt), block[i + 1 :]) for i, stmt in enumerate(block))
     for node in walk(tree):
         if isinstance(node, ast.If) and id(node) not in dead:
             line = node.lineno
             truth = r._truth(node.test, _scope_at(r, tree, line), line, 0)
             if truth is None:
                 continue
+            taken = node.body if truth else node.orelse
             for stmt in node.orelse if truth else node.body:
                 dead.update(id(n) for n in walk(stmt))
+            if taken and isinstance(taken[-1], ast.Return | ast.Raise | ast.Continue | ast.Break):
+                for stmt in after.get(id(node), []):
+                    dead.update(id(n) for n in walk(stmt))
     return dead
 
 

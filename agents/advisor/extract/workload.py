@@ -30,6 +30,7 @@ from schedmate.agents.advisor.extract.identity import (
     inline_model,
     layer_census,
     model_type_of,
+    readme_command_dataset,
     readme_datasets,
     readme_lead,
     readme_title,
@@ -129,7 +130,14 @@ def _gpt_params(ex: Extraction, *, char_level: bool = False) -> float | None:
     layers, width = int(n_layer.value), int(d.value)
     block = ex.get("block_size", "seq_length", "max_position_embeddings")
     pos = int(block.value) * width if block is not None else 0
-    return round((12 * layers * width * width + vocab * width + pos) / 1e6, 1)
+    count = 12 * layers * width * width + vocab * width + pos
+    return _millions(count) if count > 0 else None
+
+
+def _millions(count: int) -> float:
+    """A parameter count in millions: three significant digits below a million (a toy model's 6,528 is 0.00653, not
+    0.0), one decimal above."""
+    return float(f"{count / 1e6:.3g}") if count < 1e6 else round(count / 1e6, 1)
 
 
 _ACTIVATIONS: Final = frozenset({"ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "Softmax", "LeakyReLU"})
@@ -1618,7 +1626,9 @@ def _described(name: str, family: str, ex: Extraction) -> str:
     return f"{details[0]} ({', '.join(details[1:])})" if len(details) > 1 else name
 
 
-def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource], ws: Workspace | None = None) -> str | None:
+def _dataset(
+    ex: Extraction, title: str, prov: dict[str, FieldSource], ws: Workspace | None = None, command: str = ""
+) -> str | None:
     u = ex.uses.get("dataset")
     if (
         u is not None and isinstance(u.value, str) and u.value not in ("json", "csv", "text", "parquet", "arrow")
@@ -1707,6 +1717,9 @@ def _dataset(ex: Extraction, title: str, prov: dict[str, FieldSource], ws: Works
     if len(imported := _library_datasets(ex)) == 1:
         prov["dataset"] = FieldSource(file=imported[0][0])
         return imported[0][1]  # `from torchtext.datasets import Multi30k` in the helper module that loads the data
+    if ws is not None and command and (introduced := readme_command_dataset(ws, command)) is not None:
+        prov["dataset"] = FieldSource(file="README.md")
+        return introduced  # "for celebA" right above this very command in the README
     if ws is not None and len(in_readme := readme_datasets(ws)) == 1:
         prov["dataset"] = FieldSource(file="README.md")
         return in_readme[0]  # nothing in the code or the command names the data; the README names one dataset only
@@ -1841,6 +1854,8 @@ def _folder_name(path: str) -> str | None:
     while parts and parts[-1].lower() in _SPLIT_DIRS | _GENERIC_DIRS:
         parts.pop()
     placeholder = {"to", "path", "xxx", "yyy", "your", "my", "dir", "folder"}  # `/path/to/images`
+    if parts and "$" in parts[-1]:
+        return None  # `--data-dir $DATA_DIR`: a shell variable the command leaves to the user's shell names nothing
     return parts[-1] if parts and parts[-1].lower() not in placeholder else None
 
 
@@ -1946,7 +1961,7 @@ def _params(
         name = str(pretrained.value)  # the table's exact count, else the stated size, else a lower-case size token
         params = _known_size(name) or _params_from_name(name) or _params_from_name(name, _SIZE_TOKEN_LOWER)
     if params is None and count:  # the job's own model, counted by following its code
-        params = float(f"{count / 1e6:.3g}") if count < 1e6 else round(count / 1e6, 1)
+        params = _millions(count)
     if (
         params is None and model_type in (None, "decoder_only_transformer")
         and ex.get("n_layer", "num_layers", "num_hidden_layers", "n_layers") is not None
@@ -2007,19 +2022,21 @@ def _vocabulary(ex: Extraction, words: re.Pattern[str], enough: int = 60) -> boo
 
 
 def identify_workload(
-    ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], cuts: list[str] | None = None
+    ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], cuts: list[str] | None = None, command: str = ""
 ) -> WorkloadIdentity:
     """Model name, type, parameters, dataset and task; ``prov`` gets where each came from, ``cuts`` why a parameter
-    count stopped (recursion, the step budget)."""
+    count stopped (recursion, the step budget); ``command`` as submitted (a README may introduce it)."""
     counter = ParamCounter(ws)
     try:
-        return _identify(ws, ex, prov, counter)
+        return _identify(ws, ex, prov, counter, command)
     finally:
         if cuts is not None:
             cuts.extend(dict.fromkeys(counter.cuts))
 
 
-def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], counter: ParamCounter) -> WorkloadIdentity:
+def _identify(
+    ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], counter: ParamCounter, command: str = ""
+) -> WorkloadIdentity:
     ident = WorkloadIdentity()
     script = ex.launch.script or ""
     found_pretrained = _pretrained(ex)
@@ -2092,7 +2109,7 @@ def _identify(ws: Workspace, ex: Extraction, prov: dict[str, FieldSource], count
         # a class of linear heads around a network it is handed (`BaselineTrain(backbone.Conv4, 200)`): the
         # counted model has that network's convolutions or recurrent layers
         ident.model_type = "rnn" if kinds.get("rnn", 0) > kinds.get("conv", 0) else "cnn"
-    ident.dataset = _dataset(ex, title, prov, ws)
+    ident.dataset = _dataset(ex, title, prov, ws, command)
     sized = pretrained
     registry = ex.uses.get("model")
     built_by_job = found_pretrained is not None and (
