@@ -369,11 +369,14 @@ def _imported_names(text: str) -> Iterator[tuple[str, int]]:
                 yield a.name, 0
 
 
-def _flagfiles_expanded(ws: Workspace, launch: Launch, depth: int = 0) -> list[str]:
+def _flagfiles_expanded(ws: Workspace, launch: Launch) -> list[str]:
     """absl's ``--flagfile=PATH``: the flags the file lists (one per line, ``#`` comments), in its place on the
     command line, as absl reads them; a file outside the workspace, or missing, adds nothing."""
+    return _expand_flagfiles(ws, launch.cwd or ".", launch.args, 0)
+
+
+def _expand_flagfiles(ws: Workspace, cwd: str, args: list[str], depth: int) -> list[str]:
     out: list[str] = []
-    args = list(launch.args)
     i = 0
     while i < len(args):
         tok = args[i]
@@ -383,11 +386,10 @@ def _flagfiles_expanded(ws: Workspace, launch: Launch, depth: int = 0) -> list[s
         if path is None:
             out.append(tok)
         elif depth < 3:
-            rel = posixpath.normpath(posixpath.join(launch.cwd or ".", path))
+            rel = posixpath.normpath(posixpath.join(cwd, path))
             text = ws.read_text_or_none(rel) if not rel.startswith("..") else None
             lines = [ln.strip() for ln in (text or "").splitlines()[:2000]]
-            nested = Launch(cwd=launch.cwd, args=[ln for ln in lines if ln and not ln.startswith("#")])
-            out += _flagfiles_expanded(ws, nested, depth + 1)
+            out += _expand_flagfiles(ws, cwd, [ln for ln in lines if ln and not ln.startswith("#")], depth + 1)
         i += 1
     return out
 
@@ -559,11 +561,12 @@ def _config_classes(ws: Workspace, ex: Extraction, code: str, script: str) -> No
         if found is None:
             continue
         cls, file = found
-        fields = {**_init_literals(cls, file), **class_defaults(cls, file)}
+        declared = class_defaults(cls, file)
+        fields = {**_init_literals(cls, file), **declared}
         decorated = any("dataclass" in ast.unparse(d) for d in cls.decorator_list)
         calls = built.get(name, [])
         for call in calls:  # what a construction passes replaces the defaults
-            for gone in list(class_defaults(cls, file))[: len(call.args)] if decorated else []:
+            for gone in list(declared)[: len(call.args)] if decorated else []:
                 fields.pop(gone, None)  # a dataclass's fields in order, given positionally: not told here
             for kw in call.keywords:
                 if kw.arg is None:
@@ -589,8 +592,7 @@ def _module_class(ws: Workspace, tree: ast.Module, alias: str, name: str, file: 
                 continue
             path = ws.module_file(a.name, 0, file)
             sub = _parsed(ws, path) if path else None
-            found = next((c for c in sub.body if isinstance(c, ast.ClassDef) and c.name == name), None) if sub else None
-            return (found, path) if found is not None and path else None
+            return _class_def(ws, sub, name, path, hops=0) if sub is not None and path else None
     return None
 
 
