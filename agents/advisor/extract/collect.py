@@ -647,7 +647,9 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
         if (text := ws.read_text_or_none(module)) and ".add_argument(*" in text:
             wrappers |= argument_wrappers(text)
     specs = (
-        argparse_specs(code, wrappers) + _imported_parser_specs(ws, code, script) + dict_parser_specs(ws, code, script)
+        argparse_specs(code, wrappers, script)
+        + _imported_parser_specs(ws, code, script)
+        + dict_parser_specs(ws, code, script)
     )
     loose: dict[str, Value] = {}  # flags no option of the script defines
     options: dict[str, Value] = {}  # the script's own options, as the command sets them

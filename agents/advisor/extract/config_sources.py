@@ -30,6 +30,7 @@ import yaml
 
 from schedmate.agents.advisor.extract.budget import charge_nodes, check_size
 from schedmate.agents.advisor.extract.syntax import parse, walk
+from schedmate.agents.advisor.extract.syspath import module_paths, path_value
 
 __all__ = [
     "ArgSpec",
@@ -261,13 +262,15 @@ def argument_wrappers(source: str) -> set[str]:
     return found
 
 
-def argparse_specs(source: str, wrappers: Collection[str] = ()) -> list[ArgSpec]:
+def argparse_specs(source: str, wrappers: Collection[str] = (), file: str | None = None) -> list[ArgSpec]:
     """Every ``<anything>.add_argument(...)`` call with literal arguments, and every call of a function that forwards
-    its arguments to one (``wrappers``: ``py.arg("--epochs", type=int, default=25)``)."""
+    its arguments to one (``wrappers``: ``py.arg("--epochs", type=int, default=25)``). Given the script's ``file``,
+    a default built from its own folder (``default=ROOT / "data/hyps/hyp.yaml"``) is that path."""
     try:
         tree = parse(source)
     except SyntaxError:
         return []
+    paths = module_paths(tree, file) if file and "__file__" in source else None
     specs: list[ArgSpec] = []
     constants: dict[str, Any] = {}  # `default_dataset = 'omniglot'` then `add_argument(..., default=default_dataset)`
     for stmt in tree.body:
@@ -303,11 +306,14 @@ def argparse_specs(source: str, wrappers: Collection[str] = ()) -> list[ArgSpec]
             type_name = _click_type(typ)
             if _literal(kw.get("is_flag")) is True:
                 kw["action"] = ast.Constant("store_true")
+        default = _default(kw.get("default"), constants)
+        if default is None and paths and file and isinstance(kw.get("default"), ast.BinOp | ast.Call):
+            default = path_value(kw["default"], paths, file)
         specs.append(
             ArgSpec(
                 flags=flags,
                 dest=str(dest),
-                default=_default(kw.get("default"), constants),
+                default=default,
                 type=type_name,
                 action=_literal(kw.get("action")),
                 line=node.lineno,

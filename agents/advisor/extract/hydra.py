@@ -45,6 +45,7 @@ class _Composer:
         self.base = base
         self.composed: dict[str, Value] = {}
         self.stored: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}  # ConfigStore (group, name) → defaults
+        self.legacy = False  # Hydra 0.11 (`config_path` names the file): every config merges at the root
 
     def load(self, rel: str) -> tuple[dict[str, Any], list[Any], bool, str]:
         """(config without its defaults, its defaults list, whether it is @package _global_, its path)."""
@@ -78,6 +79,7 @@ class _Composer:
             self.merge(stored[0], stored[1], group)
             return
         data, defaults, is_global, path = self.load(f"{group}/{option}")
+        is_global = is_global or self.legacy or group.rsplit("/", 1)[-1] in data  # `agent:` inside agent/sac.yaml
         for d in defaults:
             if isinstance(d, str) and d != "_self_":
                 self.apply_group(group, d, depth + 1)
@@ -93,8 +95,11 @@ def compose_hydra(
         return None
     args = dict(re.findall(r"(\w+)\s*=\s*['\"]([^'\"]+)['\"]", m.group(1)))
     script_dir = Path(script or ".").parent
-    c = _Composer(ws, _norm((script_dir / args.get("config_path", "configs")).as_posix()))
-    name = args.get("config_name", "config").removesuffix(".yaml")
+    config_path = args.get("config_path", "configs")
+    legacy = config_path.endswith((".yaml", ".yml")) and "config_name" not in args  # Hydra 0.11's file path
+    c = _Composer(ws, _norm((script_dir / (Path(config_path).parent if legacy else config_path)).as_posix()))
+    c.legacy = legacy
+    name = Path(config_path).stem if legacy else args.get("config_name", "config").removesuffix(".yaml")
     c.stored = structured_configs(ws, script or "", code)
     groups = {k for k in overrides if "." not in k and c.exists(k, overrides[k].value)}
     root, defaults, _, root_path = c.load(name)

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Final
 
-__all__ = ["known_model"]
+__all__ = ["handle_name", "known_model"]
 
 _KNOWN_MODELS: Final = Path(__file__).with_name("known_models.json")
 
@@ -29,13 +29,20 @@ def _longest_first() -> tuple[str, ...]:
     return tuple(sorted(_known_table(), key=len, reverse=True))
 
 
+def handle_name(name: str) -> str:
+    """The last part of a model id or path, past a hub handle's version (``https://tfhub.dev/google/albert_base/1``
+    is ``albert_base``)."""
+    parts = name.rstrip("/").split("/")
+    if len(parts) > 1 and parts[-1].isdigit():
+        parts.pop()
+    return parts[-1]
+
+
 @functools.lru_cache(maxsize=4096)
 def known_model(name: str) -> tuple[float, str | None] | None:
     """Parameters (millions) and type of a well-known architecture named by ``name`` (a hub id, a
     torchvision/timm name, a config file stem); None when it is not a known one."""
-    low = _norm(
-        name.rsplit("/", 1)[-1].removesuffix(".yaml").removesuffix(".yml").removesuffix(".pt").removesuffix(".cfg")
-    )
+    low = _norm(handle_name(name).removesuffix(".yaml").removesuffix(".yml").removesuffix(".pt").removesuffix(".cfg"))
     table = _known_table()
     for key in _longest_first():
         if (

@@ -152,7 +152,12 @@ def _resolve_launch(root: Workspace, launch: Launch) -> tuple[Workspace, Launch]
         launch.module, launch.script = launch.script, None  # `torchrun --nproc_per_node 2 -m pkg.main`
     if not launch.script and launch.module:  # `python -m pkg.train`, `torchrun -m pkg.train`: the module's file
         base = launch.module.replace(".", "/")
-        for cand in (f"{base}.py", f"{base}/__main__.py", *_package_dir_files(ws, launch.module)):
+        for cand in (
+            f"{base}.py",
+            f"{base}/__main__.py",
+            *_package_dir_files(ws, launch.module),
+            *_own_folder_files(ws, launch.module),
+        ):
             if ws.exists(cand):
                 launch.script = cand
                 break
@@ -161,6 +166,16 @@ def _resolve_launch(root: Workspace, launch: Launch) -> tuple[Workspace, Launch]
         with contextlib.suppress(ValueError, OSError):
             launch.script = Path(launch.script).resolve().relative_to(ws.root).as_posix()
     return ws, launch
+
+
+def _own_folder_files(ws: Workspace, module: str) -> list[str]:
+    """``python -m albert.run_pretraining`` given in the clone ``albert/`` itself: a README that runs the module
+    from the clone's parent names the working folder as the package."""
+    package, _, rest = module.partition(".")
+    if not rest or package != ws.root.name:
+        return []
+    rest = rest.replace(".", "/")
+    return [f"{rest}.py", f"{rest}/__main__.py"]
 
 
 _PACKAGE_DIR_PAIR: Final = re.compile(r"""["']([A-Za-z_][\w.]*)["']\s*:\s*["']([\w./-]+)["']""")

@@ -16,7 +16,7 @@ from schedmate.agents.advisor.extract.syntax import parse, walk
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
 
-__all__ = ["sys_path_roots"]
+__all__ = ["module_paths", "path_value", "sys_path_roots"]
 
 _SAME = frozenset({"abspath", "realpath", "normpath", "resolve", "absolute", "expanduser", "str", "Path", "fspath"})
 
@@ -69,10 +69,7 @@ def _added(tree: ast.Module, file: str, ws: Workspace | None = None) -> list[str
     adders = {fn.name for fn in tree.body if isinstance(fn, ast.FunctionDef) and _adds_parameter(fn)}
     out: list[str] = []
     for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            value = _path(stmt.value, env, file)
-            if value is not None:
-                env[stmt.targets[0].id] = value
+        _bind(stmt, env, file)
         for node in walk(stmt) if isinstance(stmt, ast.Expr | ast.If) else ():
             if not isinstance(node, ast.Call) or not node.args:
                 continue
@@ -85,6 +82,29 @@ def _added(tree: ast.Module, file: str, ws: Workspace | None = None) -> list[str
             if text is not None and text not in out:
                 out.append(text)
     return out
+
+
+def _bind(stmt: ast.stmt, env: dict[str, PurePosixPath], file: str) -> None:
+    """Record ``NAME = <path expression>`` (a module-level statement) in ``env``."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        value = _path(stmt.value, env, file)
+        if value is not None:
+            env[stmt.targets[0].id] = value
+
+
+def module_paths(tree: ast.Module, file: str) -> dict[str, PurePosixPath]:
+    """The module-level names of ``tree`` (the module ``file``) bound to paths built from ``__file__`` or literals
+    (``ROOT = Path(__file__).resolve().parents[0]``), last binding winning."""
+    env: dict[str, PurePosixPath] = {}
+    for stmt in tree.body:
+        _bind(stmt, env, file)
+    return env
+
+
+def path_value(node: ast.expr, env: dict[str, PurePosixPath], file: str) -> str | None:
+    """The workspace-relative path ``node`` builds (``ROOT / "data/hyps/hyp.yaml"``), or None."""
+    found = _path(node, env, file)
+    return _inside(found) if found is not None else None
 
 
 def _sys_path_call(node: ast.Call) -> bool:
@@ -118,12 +138,26 @@ def _path(node: ast.expr, env: dict[str, PurePosixPath], file: str, depth: int =
     if isinstance(node, ast.Attribute) and node.attr == "parent":
         base = _path(node.value, env, file, depth)
         return base.parent if base is not None else None
+    if (
+        isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "parents"
+        and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int) and node.slice.value >= 0
+    ):  # fmt: skip
+        base = _path(node.value.value, env, file, depth)  # `FILE.parents[0]`: the file's folder
+        return base.parents[node.slice.value] if base is not None and node.slice.value < len(base.parents) else None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
         left, right = _path(node.left, env, file, depth), _path(node.right, env, file, depth)
         return left / right if left is not None and right is not None else None
     if not isinstance(node, ast.Call):
         return None
     name = _name(node.func)
+    if name in ("cwd", "getcwd") and not node.args:
+        return PurePosixPath(".")  # `Path.cwd()`: the working folder, which these paths are relative to
+    if name == "relpath" and 1 <= len(node.args) <= 2:  # `os.path.relpath(ROOT, Path.cwd())`
+        found = [_path(a, env, file, depth) for a in node.args]
+        given = [p for p in found if p is not None and not p.is_absolute()]
+        if len(given) != len(found) or (len(given) == 2 and _inside(given[1]) != ""):
+            return None
+        return given[0]
     if name in _SAME and isinstance(node.func, ast.Attribute) and name in ("resolve", "absolute") and not node.args:
         return _path(node.func.value, env, file, depth)  # Path(__file__).resolve()
     if name in _SAME and len(node.args) == 1:

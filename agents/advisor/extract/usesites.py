@@ -182,6 +182,8 @@ class _Resolver:
         self._tests: dict[int, ast.expr] = {}  # id(If) → its test
         self._modules: dict[str, ast.Module | None] = {}  # workspace module path → parsed (once)
         self._helpers: dict[str, ast.FunctionDef | None] = {}  # imported name → its definition (once)
+        self._hands_back: dict[tuple[int, int], bool] = {}  # a helper function that returns its first argument
+        self._arms: dict[int, dict[int, list[tuple[ast.expr, int]]]] = {}  # caller → call → the `if` arms around it
         self._helper_files: dict[str, str] = {}  # imported name → the workspace file that defines it
         self._imports: dict[str, tuple[str, int, str]] | None = None  # local name → (module, level, name there)
         self._module_files: dict[str, str | None] = {}  # local name → the workspace module it names (once)
@@ -318,6 +320,8 @@ class _Resolver:
                     return _BIN[type(node.op)](a, b)
                 except (ArithmeticError, ValueError):
                     return _UNKNOWN
+            if isinstance(node.op, ast.Div) and isinstance(a, str) and isinstance(b, str):
+                return _joined([a, b])  # `ROOT / "data/hyps/hyp.yaml"`: only a Path divides by a string
             return _UNKNOWN
         if isinstance(node, ast.Attribute):
             if (dtype := _DTYPES.get(_dotted(node))) is not None:
@@ -326,6 +330,13 @@ class _Resolver:
         if isinstance(node, ast.Subscript):
             if _dotted(node.value) == "os.environ" and isinstance(node.slice, ast.Constant):
                 return self.world_size if node.slice.value == "WORLD_SIZE" and self.world_size else _UNKNOWN
+            if isinstance(node.value, ast.Attribute) and node.value.attr == "parents":  # `FILE.parents[0]`
+                path, key = self.value(node.value.value, scope, line, d), self.value(node.slice, scope, line, d)
+                if not isinstance(path, str) or not isinstance(key, int) or isinstance(key, bool) or key < 0:
+                    return _UNKNOWN
+                for _ in range(key + 1):
+                    path = posixpath.dirname(path)
+                return path
             base = self.value(node.value, scope, line, d)
             key = self.value(node.slice, scope, line, d)
             if isinstance(base, dict) and isinstance(key, str | int):
@@ -471,6 +482,12 @@ class _Resolver:
             if len(hits) > 1:  # `if args.dataset == "COCO": cfg = coco / elif ... "VOC": cfg = voc`: arms that ran
                 live = [(ln, rhs) for ln, rhs in hits if self._branch_may_run(s, s.branches.get((name, ln), ()), depth)]
                 hits = live or hits
+            elif (
+                hits and isinstance(s.node, ast.FunctionDef | ast.AsyncFunctionDef)
+                and (branch := s.branches.get((name, hits[0][0]))) and _is_parameter(s.node, name)
+                and not self._branch_may_run(s, branch, depth)
+            ):  # fmt: skip
+                hits = []  # `if isinstance(hyp, str): hyp = yaml.safe_load(f)` not taken: the parameter as passed
             if hits:
                 ln, rhs = hits[-1]
                 v = self.value(rhs, s, ln, depth)
@@ -545,6 +562,8 @@ class _Resolver:
         if fn.name in self.entry_points and name in self.cli:
             return self.cli[name]
         sites = [c for c in self.calls.get(fn.name, []) if isinstance(c[0].func, ast.Name)]
+        if len(sites) > 1:  # `if not opt.evolve: train(opt.hyp, …) else: … train(hyp.copy(), …)`: the arm that runs
+            sites = [c for c in sites if self._site_may_run(c[0], c[1], depth)] or sites
         if sites:  # every direct call site passes it, and they agree
             seen = [self._argument(call, caller, name, positional, depth) for call, caller in sites[:8]]
             if all(v is not None and v is not _UNKNOWN for v in seen) and all(v == seen[0] for v in seen):
@@ -556,6 +575,30 @@ class _Resolver:
         if name in defaults:
             return self.value(defaults[name], self.module, defaults[name].lineno, depth)
         return _UNKNOWN
+
+    def _site_may_run(self, call: ast.Call, caller: ast.AST, depth: int) -> bool:
+        """False when ``call`` sits in an ``if`` arm (of its caller's body) whose condition selects the other arm."""
+        key = id(caller)
+        if key not in self._arms:
+            arms: dict[int, list[tuple[ast.expr, int]]] = {}
+            stack: list[tuple[ast.AST, list[tuple[ast.expr, int]]]] = [(caller, [])]
+            while stack:
+                node, around = stack.pop()
+                if isinstance(node, ast.If):
+                    stack += [(n, [*around, (node.test, 0)]) for n in node.body]
+                    stack += [(n, [*around, (node.test, 1)]) for n in node.orelse]
+                    continue
+                if isinstance(node, ast.Call) and around:
+                    arms[id(node)] = around
+                if node is caller or not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    stack += [(n, around) for n in ast.iter_child_nodes(node)]
+            self._arms[key] = arms
+        scope = self.scopes.get(caller, self.module)
+        for test, arm in self._arms[key].get(id(call), ()):
+            truth = self._truth(test, scope, call.lineno, depth + 1)
+            if truth is not None and truth != (arm == 0):
+                return False
+        return True
 
     def _argument(
         self, call: ast.Call, caller: ast.AST, name: str, positional: list[ast.arg], depth: int
@@ -817,6 +860,22 @@ class _Resolver:
             if not all(isinstance(p, str) for p in parts):
                 return _UNKNOWN
             return path_call(dotted, [str(p) for p in parts])  # a path the job builds from its own file's folder
+        if dotted in _CWD_CALLS and not args:
+            return "."  # `Path.cwd()`: the working folder, which paths here are relative to
+        if name in _SAME_PATH_METHODS and isinstance(node.func, ast.Attribute) and not args and not node.keywords:
+            base = self.value(node.func.value, scope, line, depth)  # `Path(__file__).resolve()`: the same file
+            return posixpath.normpath(base) if isinstance(base, str) and base else _UNKNOWN
+        if (name == "copy" and isinstance(node.func, ast.Attribute) and not args) or (
+            dotted in ("deepcopy", "copy.deepcopy", "copy.copy") and len(args) == 1
+        ):  # `opt.hyp = hyp.copy()`: the same settings
+            held = args[0] if args else node.func.value if isinstance(node.func, ast.Attribute) else None
+            v = self.value(held, scope, line, depth)
+            return v if isinstance(v, dict | list) else _UNKNOWN
+        if name == "isinstance" and isinstance(node.func, ast.Name) and len(args) == 2:
+            return self._isinstance(args[0], args[1], scope, line, depth)  # `if isinstance(hyp, str):` a path or not
+        if name == "str" and isinstance(node.func, ast.Name) and len(args) == 1 and not node.keywords:
+            v = self.value(args[0], scope, line, depth)
+            return v if isinstance(v, str) else _UNKNOWN
         if name in _STR_METHODS and isinstance(node.func, ast.Attribute) and not node.keywords:
             return self._str_method(node.func.value, name, args, scope, line, depth)
         if name in ("int", "float", "round") and len(args) == 1:
@@ -880,11 +939,28 @@ class _Resolver:
             return _UNKNOWN
         if name in ("get_world_size", "world_size") and self.world_size is not None:
             return self.world_size  # the processes the launcher starts (torchrun --nproc_per_node x nodes)
+        if isinstance(node.func, ast.Name) and args and name not in _BUILTIN_CALLS:  # `check_yaml(opt.hyp)`
+            fn = self.functions.get(name) or _imported_function(self.ws, self, name, self.file)
+            module = self.file if name in self.functions else self._helper_files.get(name)
+            if isinstance(fn, ast.FunctionDef) and _hands_back_first(self, fn, module):
+                v = self.value(args[0], scope, line, depth)  # a helper that checks a file and returns its path
+                if isinstance(v, str) and v and self.ws.exists(v):
+                    return v
         if isinstance(node.func, ast.Name) and not args and not node.keywords:  # `config = get_config()`
             fn = self.functions.get(name) or _imported_function(self.ws, self, name, self.file)
             if isinstance(fn, ast.FunctionDef) and (returned := _returned_dict(fn)) is not None:
                 return returned
         return _UNKNOWN
+
+    def _isinstance(self, obj: ast.expr, kinds: ast.expr, scope: _Scope, line: int, depth: int) -> Any:
+        """``isinstance(x, str)`` (or a tuple of builtin types) of a value that can be told."""
+        names = [e.id for e in (kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]) if isinstance(e, ast.Name)]
+        if not names or any(n not in _BUILTIN_TYPES for n in names):
+            return _UNKNOWN
+        v = self.value(obj, scope, line, depth)
+        if v is _UNKNOWN or isinstance(v, _Namespace):
+            return _UNKNOWN
+        return any(isinstance(v, _BUILTIN_TYPES[n]) for n in names)
 
     def _str_method(
         self, receiver: ast.expr, name: str, args: list[ast.expr], scope: _Scope, line: int, depth: int
@@ -943,7 +1019,17 @@ _PATH_CALLS: Final[dict[str, Callable[[list[str]], str]]] = {
         ("os.path.abspath", "os.path.realpath", "os.path.normpath", "osp.abspath", "osp.realpath", "osp.normpath"),
         lambda p: posixpath.normpath(p[0]) if len(p) == 1 and p[0] else "",
     ),
+    **dict.fromkeys(("os.path.relpath", "osp.relpath"), lambda p: _relative(*p) if 1 <= len(p) <= 2 else ""),
 }  # (relative to the working directory, where the script's own `__file__` is read from)
+_CWD_CALLS: Final = frozenset({"Path.cwd", "pathlib.Path.cwd", "os.getcwd"})
+_SAME_PATH_METHODS: Final = frozenset({"resolve", "absolute", "expanduser"})
+
+
+def _relative(path: str, start: str = ".") -> str:
+    """``os.path.relpath(path, start)`` of two paths relative to the working folder."""
+    if posixpath.isabs(path) or posixpath.isabs(start):
+        return ""
+    return posixpath.relpath(path or ".", start or ".")
 
 
 def path_call(dotted: str, parts: list[str]) -> str | None:
@@ -1908,6 +1994,55 @@ def _top_level(r: _Resolver, path: str | None, kind: type[_Def], name: str) -> _
     return next((d for d in (mod.body if mod else []) if isinstance(d, kind) and d.name == name), None)
 
 
+def _is_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    a = fn.args
+    return name in [p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
+
+
+_BUILTIN_TYPES: Final[dict[str, type]] = {
+    "str": str, "int": int, "float": float, "bool": bool, "dict": dict, "list": list, "tuple": tuple
+}  # fmt: skip
+_BUILTIN_CALLS: Final = frozenset({"open", "print", "len", "str", "int", "float", "list", "tuple", "dict", "set"})
+
+
+def _hands_back_first(r: _Resolver, fn: ast.FunctionDef, module: str | None, hops: int = 1) -> bool:
+    """Whether ``fn`` returns its first parameter as it came (``return file``, after at most ``file = str(file)``),
+    or what a function of its module that does so makes of it (``return check_file(file, suffix)``): a helper that
+    checks or fetches a file and hands back its path."""
+    if not fn.args.args:
+        return False
+    if (key := (id(fn), hops)) in r._hands_back:
+        return r._hands_back[key]
+    first = fn.args.args[0].arg
+    ret = min(
+        (n for n in walk(fn) if isinstance(n, ast.Return) and n.value is not None), key=lambda n: n.lineno, default=None
+    )  # the first return in the text: the path where the file is there as given
+    rebound = [
+        n for n in walk(fn)
+        if isinstance(n, ast.Assign) and ret is not None and n.lineno < ret.lineno
+        and any(isinstance(t, ast.Name) and t.id == first for t in n.targets)
+    ]  # fmt: skip
+    passes = ret is not None and all(
+        isinstance(n.value, ast.Call)
+        and _callee(n.value) == "str"
+        and len(n.value.args) == 1
+        and isinstance(n.value.args[0], ast.Name)
+        and n.value.args[0].id == first
+        for n in rebound
+    )  # fmt: skip  (`file = download(file)` before it: what comes back is something else)
+    found = False
+    if passes and ret is not None and isinstance(ret.value, ast.Name):
+        found = ret.value.id == first
+    elif passes and ret is not None and isinstance(call := ret.value, ast.Call) and (
+        hops > 0 and isinstance(call.func, ast.Name) and call.args
+        and isinstance(call.args[0], ast.Name) and call.args[0].id == first
+    ):  # fmt: skip
+        inner = _top_level(r, module, ast.FunctionDef, call.func.id)
+        found = inner is not None and inner is not fn and _hands_back_first(r, inner, module, hops - 1)
+    r._hands_back[key] = found
+    return found
+
+
 def _imported_function(ws: Workspace, r: _Resolver, name: str, file: str) -> ast.FunctionDef | None:
     """The definition of ``name`` imported into the entry script from a workspace module (looked up once)."""
     if name not in r._helpers:
@@ -2066,9 +2201,10 @@ def _steps_every_nth_pass(loop: ast.For | ast.While) -> bool:
     return learns > 0
 
 
-def _step_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
+def _step_loops(tree: ast.AST, tf_ops: Collection[str] = ()) -> Iterator[tuple[ast.Call, int]]:
     """``for it in range(start, N)`` (or ``trange``, ``tqdm(range())``) whose every pass back-propagates and steps
-    the optimizer: an iteration loop, N - start optimisation steps (a loop named for epochs is the epoch loop)."""
+    the optimizer, or runs a TF1 training op (``tf_ops``): an iteration loop, N - start optimisation steps (a loop
+    named for epochs is the epoch loop)."""
     bound: dict[str, list[tuple[int, ast.Call]]] = {}  # `bar = tqdm(range(n))` then `for step in bar:`
     for node in walk(tree):
         if (
@@ -2095,7 +2231,9 @@ def _step_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
         id(inner) for outer in [*epoch_loops, *per_epoch_functions] for inner in walk(outer) if inner is not outer
     }
     for node in walk(tree):
-        if not isinstance(node, ast.For) or not _trains_each_pass(node) or id(node) in in_epochs:
+        if not isinstance(node, ast.For) or id(node) in in_epochs:
+            continue
+        if not (_trains_each_pass(node) or _runs_train_op(node, tf_ops)):
             continue
         if isinstance(node.target, ast.Name) and "epoch" in node.target.id.lower():
             continue
@@ -2419,7 +2557,8 @@ def find_uses(
                 ):  # fmt: skip
                     out["amp_dtype"] = Use("float16", mod_file, node.lineno, f"{_callee(node)}() in {mod_file}")
                     break
-    for rng, line in _step_loops(tree):  # every pass is one step: range(start, N) is the step budget
+    tf_ops = _tf1_train_ops([tree, *(t for _, t in _imported_trees(ws, r, file))]) if "tensorflow" in code else set()
+    for rng, line in _step_loops(tree, tf_ops):  # every pass is one step: range(start, N) is the step budget
         scope = _scope_at(r, tree, line)
         stop = r.value(rng.args[-1] if len(rng.args) <= 2 else rng.args[1], scope, line)
         start = r.value(rng.args[0], scope, line) if len(rng.args) >= 2 else 0
@@ -2430,7 +2569,6 @@ def find_uses(
             n = _epochs_of_budget(r, rng.args[-1] if len(rng.args) <= 2 else rng.args[1], scope, line)
             if n is not None:
                 out["epochs"] = Use(n, file, line, "the step loop runs epochs x the steps of one epoch")
-    tf_ops = _tf1_train_ops([tree, *(t for _, t in _imported_trees(ws, r, file))]) if "tensorflow" in code else set()
     for bound, line in _counter_limits(tree, tf_ops):
         n = r.value(bound, _scope_at(r, tree, line), line)
         if isinstance(n, int | float) and not isinstance(n, bool) and 0 < n < 1e9 and "max_steps" not in out:

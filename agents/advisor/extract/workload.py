@@ -37,7 +37,7 @@ from schedmate.agents.advisor.extract.identity import (
     specific_family,
     task_of,
 )
-from schedmate.agents.advisor.extract.known import known_model
+from schedmate.agents.advisor.extract.known import handle_name, known_model
 from schedmate.agents.advisor.extract.library_modules import is_library_builder
 from schedmate.agents.advisor.extract.param_count import UNKNOWN, ParamCounter, namespace
 from schedmate.agents.advisor.extract.syntax import parse, walk
@@ -53,6 +53,9 @@ from schedmate.schemas.jobs_metadata import FieldSource
 
 __all__ = ["WorkloadIdentity", "identify_workload"]
 
+_RL_ENVIRONMENTS: Final = re.compile(
+    r"^\s*(?:import|from)\s+(?:gym|gymnasium|dmc2gym|dm_control|procgen|minigrid|metaworld|mujoco_py)\b", re.M
+)  # a job that imports an environment library learns in one; its `env` setting names which
 _DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", "data.name", "data._target_", "datadir",
                         "dataroot", "data_root", "dataset_root", "dataset_dir", "dataset_path",
                         "data.training_files", "training_files", "train_files", "data_path", "data_dir",
@@ -780,7 +783,15 @@ def _gpt_shape(ex: Extraction) -> str | None:
 
 
 def _hydra_target(ex: Extraction) -> tuple[str, Value] | None:
-    found = ex.find("model.net._target_", "model._target_", "net._target_", "model.target")  # (LDM: target/params)
+    found = ex.find(
+        "model.net._target_",
+        "model._target_",
+        "net._target_",
+        "model.target",
+        "model.class",
+        "agent._target_",
+        "agent.class",
+    )  # (LDM: target/params; Hydra 0.11: class/params; an RL job's learner is its agent)
     if found is not None and isinstance(found[1].value, str) and "." in found[1].value:
         return found
     return None
@@ -798,13 +809,17 @@ def _model_from_target(
         return _Model(cls) if cls[:1].isupper() else _Model()
     mc = find_class(ws, cls, ws.read_text(file), file)
     prefix = key.rsplit(".", 1)[0] if "." in key else ""
+    if key.endswith((".class", ".target")):
+        prefix += ".params"  # `class: agent.sac.SACAgent` with its arguments under `params:`
     kwargs = {
         k[len(prefix) + 1 :]: v.value
         for k, v in ex.values.items()
         if prefix and k.startswith(prefix + ".") and "." not in k[len(prefix) + 1 :] and not k.endswith("_target_")
     }
     count = counter.count_class(file, cls, kwargs)
-    sizes = [str(v) for k, v in kwargs.items() if isinstance(v, int) and not isinstance(v, bool)]
+    sizes = [  # (an agent's integers are its schedule and batch, not its shape)
+        str(v) for k, v in kwargs.items() if isinstance(v, int) and not isinstance(v, bool) and key[:6] != "agent."
+    ]  # fmt: skip
     prov["model_name"] = FieldSource(file=target.source, line=target.line)
     return _Model(f"{cls} ({'-'.join(sizes)})" if sizes else cls, mc, count)
 
@@ -1570,15 +1585,38 @@ def _builds_another_module(tree: ast.Module, leaf: str, trained: ast.Call) -> bo
     return True
 
 
+def _built_from_checkpoint(code: str, built: ast.Call) -> bool:
+    """Whether the model's constructor is handed a part of a loaded checkpoint (``Model(cfg or ckpt["model"].yaml,
+    …)`` after ``ckpt = torch.load(weights)``): the weights file holds the whole model, so its name is the model's."""
+    try:
+        tree = parse(code)
+    except SyntaxError:
+        return False
+    loaded = {
+        t.id for n in walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+        and "load" in _callee_name(n.value).lower() for t in n.targets if isinstance(t, ast.Name)
+    }  # fmt: skip
+    return bool(loaded) and any(
+        isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id in loaded
+        for arg in [*built.args, *(k.value for k in built.keywords)] for n in walk(arg)
+    )  # fmt: skip
+
+
 def _known_from_flags(
-    ex: Extraction, *, weights_files: bool = True, backbones: bool = True, trained: ast.Call | None = None
+    ex: Extraction,
+    *,
+    weights_files: bool = True,
+    backbones: bool = True,
+    trained: ast.Call | None = None,
+    checkpoint: bool = False,
 ) -> Value | None:
     """A command-line value that names a known architecture (a config file stem or a model id). A weights file
     (``--basenet vgg16_reducedfc.pth``) names only the backbone it initialises when the job's own model class is
     known (``weights_files`` false). A backbone setting names only part of the model, so any other setting's known
     architecture comes first (``MODEL.BACKBONE: resnet50`` under ``--config-file faster_rcnn_R_50_FPN_1x.yaml``);
     without ``backbones``, such settings are not read at all. ``trained``: the constructor of the module the
-    optimizer trains; a setting handed only to other constructors names a part that does not train."""
+    optimizer trains; a setting handed only to other constructors names a part that does not train. ``checkpoint``:
+    the model is built from a loaded checkpoint, so a ``--weights`` file names it too."""
     backbone = re.compile(r"backbone|basenet|encoder", re.I)
     try:
         tree = parse(ex.code) if trained is not None else None
@@ -1587,16 +1625,19 @@ def _known_from_flags(
     for k, v in sorted(ex.values.items(), key=lambda kv: backbone.search(kv[0].rsplit(".", 1)[-1]) is not None):
         if tree is not None and trained is not None and _builds_another_module(tree, k.rsplit(".", 1)[-1], trained):
             continue
-        if not re.search(r"model|arch|cfg|config|net|backbone|checkpoint|ckpt|pretrained|exp_file", k, re.I):
+        if not re.search(
+            r"model|arch|cfg|config|net|backbone|checkpoint|ckpt|pretrained|exp_file|hub_module"
+            + ("|weights" if checkpoint else ""),
+            k,
+            re.I,
+        ):
             continue  # a run name that happens to contain "gpt2" names nothing
         if not backbones and backbone.search(k.rsplit(".", 1)[-1]):
             continue
         if not weights_files and isinstance(v.value, str) and _WEIGHTS_FILE.search(v.value):
             continue
         if isinstance(v.value, str) and known_model(v.value) is not None:
-            return Value(
-                v.value.rstrip("/").rsplit("/", 1)[-1].removesuffix(".yaml").removesuffix(".yml"), v.source, v.line
-            )
+            return Value(handle_name(v.value).removesuffix(".yaml").removesuffix(".yml"), v.source, v.line)
     return None
 
 
@@ -1609,8 +1650,8 @@ def _pretrained_name(ex: Extraction, key: str, pretrained: Value) -> str:
         suffix = " + LoRA"
     elif ft is not None and ft.value == "full":
         suffix = " (full fine-tune)"
-    name = re.sub(r"[-_](?:hf|HF)$", "", str(pretrained.value).rstrip("/").rsplit("/", 1)[-1])  # "-hf": HF format
-    name = re.sub(r"\.(?:ya?ml|cfg|json|py)$", "", name)  # a model config file names the model (`yolov3.cfg`)
+    name = re.sub(r"[-_](?:hf|HF)$", "", handle_name(str(pretrained.value)))  # "-hf": HF format
+    name = re.sub(r"\.(?:ya?ml|cfg|json|py|pt|pth|ckpt|h5)$", "", name)  # a config or weights file names the model
     return name + suffix + (" (pretrained)" if key == "init_from" else "")
 
 
@@ -1668,6 +1709,17 @@ def _dataset(
         cv = ex.get("dataset_config_name") if key == "dataset_name" else None  # HF examples' DataTrainingArguments
         conf = cv.value if cv is not None and isinstance(cv.value, str) else ""
         return _with_config(canonical_dataset(f"{v.value} {conf}") or v.value.replace(",", " + "), conf)
+    for key in ("task_name", "task"):  # `--task_name=MNLI`: a benchmark's task that is a dataset of its own
+        v = ex.get(key)
+        if v is not None and isinstance(v.value, str) and (canon := canonical_dataset(v.value)) is not None:
+            prov["dataset"] = _source(v)
+            return canon
+    if _RL_ENVIRONMENTS.search(ex.code):  # `env: cheetah_run` of a job that builds RL environments: the one it runs
+        for key in ("env", "environment", "task"):
+            v = ex.get(key)
+            if v is not None and isinstance(v.value, str) and re.fullmatch(r"[\w.:/-]{2,64}", v.value.strip()):
+                prov["dataset"] = _source(v)
+                return v.value.strip()
     if listed := _listed_datasets(ex, prov):
         return listed
     named = " ".join([*_data_words(ex.launch.args), *ex.sources])  # data paths and config files the command names
@@ -2010,6 +2062,9 @@ def _loads_causal_lm(ex: Extraction) -> bool:
 _DIFFUSION_CALLS: Final = re.compile(r"\.add_noise\(|\b(?:DDPM|DDIM|PNDM|EulerDiscrete|DPMSolverMultistep)Scheduler\b")
 
 
+_SPAN_HEADS: Final = re.compile(r"\b(?:start|end)_(?:positions|logits)\b")  # an extractive QA head's outputs
+
+
 def _vocabulary(ex: Extraction, words: re.Pattern[str], enough: int = 60) -> bool:
     """Whether the job's own code uses a field's vocabulary ``enough`` times (the entry and the modules it reaches):
     what the code computes with, not what a file is called."""
@@ -2071,14 +2126,26 @@ def _identify(
     heads_only = model.cls is not None and not model.cls.backbones and model.cls.layers <= {"linear"}
     if found_pretrained is None and (model.name is None or model.cls is None or heads_only):
         # a class of linear heads only trains a network it is handed: the known one the flags name is that network
-        named = _known_from_flags(ex, weights_files=model.cls is None, trained=call[1] if call else None)
+        named = _known_from_flags(
+            ex,
+            weights_files=model.cls is None,
+            trained=call[1] if call else None,
+            checkpoint=call is not None and _built_from_checkpoint(ex.code, call[1]),
+        )
         if named is not None and not _decorates(named, model):  # `--cfg yolov5s.yaml`, `--model deit_small_…`
             found_pretrained = ("flag", named)
     elif found_pretrained is None and model.cls is not None and model.count is None:
         # the job's class could not be counted (its shape comes from a config object the interpreter cannot build:
         # `VisionTransformer(CONFIGS[args.model_type])`); a setting that names a known architecture, not a backbone
-        named = _known_from_flags(ex, weights_files=False, backbones=False, trained=call[1] if call else None)
-        if named is not None:  # `--model_type ViT-B_16`
+        from_checkpoint = call is not None and _built_from_checkpoint(ex.code, call[1])
+        named = _known_from_flags(
+            ex,
+            weights_files=from_checkpoint,
+            backbones=False,
+            trained=call[1] if call and not from_checkpoint else None,
+            checkpoint=from_checkpoint,
+        )
+        if named is not None:  # `--model_type ViT-B_16`; `Model(cfg or ckpt["model"].yaml)` with `--weights x.pt`
             found_pretrained = ("flag", named)
     pretrained = found_pretrained[1] if found_pretrained else None
     if found_pretrained is not None:
@@ -2196,6 +2263,8 @@ def _identify(
         ident.task = made_for  # a classifier over clips (C3D on UCF101), not over images
     if made_for == "language_modeling" and ident.task is None and pretrained is None:
         ident.task = made_for  # a model trained on a text corpus from scratch (PaLM on enwik8)
+    if made_for == "question_answering_finetuning" and ident.task is None and _vocabulary(ex, _SPAN_HEADS, enough=2):
+        ident.task = made_for  # answer spans predicted over SQuAD's questions (not a corpus the code only names)
     if ident.model_type is None and pretrained is not None and ident.task in _CAUSAL_LM_TASKS:
         ident.model_type = "decoder_only_transformer"  # SFT / DPO trainers fine-tune a causal language model
     if (env := ex.uses.get("dataset")) is not None and env.how.startswith(("gym.make", "gymnasium.make")):
