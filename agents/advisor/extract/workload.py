@@ -809,8 +809,8 @@ def _model_from_target(
         return _Model(cls) if cls[:1].isupper() else _Model()
     mc = find_class(ws, cls, ws.read_text(file), file)
     prefix = key.rsplit(".", 1)[0] if "." in key else ""
-    if key.endswith((".class", ".target")):
-        prefix += ".params"  # `class: agent.sac.SACAgent` with its arguments under `params:`
+    if key.endswith(".class"):
+        prefix += ".params"  # Hydra 0.11's `class: agent.sac.SACAgent` with its arguments under `params:`
     kwargs = {
         k[len(prefix) + 1 :]: v.value
         for k, v in ex.values.items()
