@@ -39,7 +39,12 @@ from schedmate.agents.advisor.extract.config_sources import (
     set_defaults_values,
     settings_from_args,
 )
-from schedmate.agents.advisor.extract.dict_parsers import dict_parser_specs, factory_settings, parse_pairs
+from schedmate.agents.advisor.extract.dict_parsers import (
+    dict_parser_specs,
+    factory_settings,
+    flag_factory_defaults,
+    parse_pairs,
+)
 from schedmate.agents.advisor.extract.hydra import compose_hydra
 from schedmate.agents.advisor.extract.launch import Launch, small_count
 from schedmate.agents.advisor.extract.syntax import parse, walk
@@ -52,6 +57,7 @@ __all__ = ["Extraction", "collect_settings"]
 # A leaf under an evaluation/test section ("eval.max_iters") is not the training setting of that name.
 _EVAL_SECTION: Final = re.compile(
     r"(?:^|\.)(?:eval|evaluation|val|valid|validation|test|testing|inference|benchmark|demo|debug|sampler\w*|"
+    r"(?:eval|val|valid|validation|test)_\w+|"  # (`eval_dataset.huggingface_dataset.batch_size`)
     r"sampling\w*|"
     r"tensorboard|visuali[sz]ation)\.",
     re.I,
@@ -642,6 +648,7 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
     _config_classes(ws, ex, code, script)
     factory_defaults, parsed_from = factory_settings(ws, code, script)  # `HParams(epochs=500, ...)` a factory returns
     ex.values.update({k: Value(v, f, ln) for k, (v, f, ln) in factory_defaults.items()})
+    ex.values.update({k: Value(v, f, ln) for k, (v, f, ln) in flag_factory_defaults(ws, code, script).items()})
     wrappers = argument_wrappers(code)  # `py.arg("--epochs", ...)`: a function of the job forwarding to add_argument
     for module in _local_imports(ws, code, script):
         if (text := ws.read_text_or_none(module)) and ".add_argument(*" in text:
@@ -692,6 +699,26 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
         if key in ex.values and given is not None and given.value is not None and (when != "truthy" or given.value):
             ex.values[key] = given
     ex.per_rank_accum_divided = bool(re.search(r"gradient_accumulation_steps\s*//=\s*\w*world_size", code))
+    _drop_unselected_alternatives(ex.values)
+
+
+def _drop_unselected_alternatives(values: dict[str, Value]) -> None:
+    """``train_dataset.type: json`` beside ``train_dataset.json_dataset.*`` and ``train_dataset.huggingface_dataset.*``
+    (``optimizer.type: adamw`` beside ``adamw_optimizer`` and ``palm_optimizer``): the type picks one of the sections
+    named ``<type>_<kind>``; the others' settings are never read, so they name nothing (a batch size among them)."""
+    for key, v in list(values.items()):
+        if not key.endswith(".type") or not isinstance(v.value, str) or not re.fullmatch(r"\w+", v.value):
+            continue
+        parent = key[: -len("type")]
+        chosen = f"{parent}{v.value}_"
+        sections = {
+            k[len(parent) :].split(".", 1)[0] for k in values if k.startswith(parent) and k.count(".") > key.count(".")
+        }
+        kinds = {sec[len(v.value) + 1 :] for sec in sections if f"{parent}{sec}".startswith(chosen)}
+        for sec in sections:
+            if not f"{parent}{sec}".startswith(chosen) and any(sec.endswith(f"_{kind}") for kind in kinds if kind):
+                for k in [k for k in values if k.startswith(f"{parent}{sec}.")]:
+                    del values[k]
 
 
 _BATCH_PER_RANK: Final = re.compile(

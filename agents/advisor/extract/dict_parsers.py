@@ -28,7 +28,7 @@ from schedmate.agents.advisor.extract.syntax import parse, walk
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError
 from schedmate.agents.advisor.extract.workspace import Workspace
 
-__all__ = ["FunctionResolver", "dict_parser_specs", "factory_settings", "parse_pairs"]
+__all__ = ["FunctionResolver", "dict_parser_specs", "factory_settings", "flag_factory_defaults", "parse_pairs"]
 
 _FILE_SUFFIXES: Final = (".yaml", ".yml", ".json", ".toml")
 _MAX_DEPTH: Final = 4
@@ -99,12 +99,31 @@ class FunctionResolver:
             return {}
         return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
 
+    def classes(self, file: str) -> dict[str, ast.ClassDef]:
+        tree = self.trees.get(file)
+        if tree is None:
+            return {}
+        return {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+
     def imported_function(self, name: str, file: str, depth: int = 0) -> tuple[ast.FunctionDef, str] | None:
         """A function ``name`` defined in ``file`` or imported into it from the job's own modules (``from x import
         name``), through a package that re-exports it (``lib/models/__init__.py``: ``from .YOLOP import get_net``)."""
-        own = self.functions(file).get(name)
-        if own is not None:
-            return own, file
+        found = self._imported(name, file, depth, classes=False)
+        return (found[0], found[1]) if found is not None and isinstance(found[0], ast.FunctionDef) else None
+
+    def imported_class(self, name: str, file: str) -> tuple[ast.ClassDef, str] | None:
+        """A class ``name`` defined in ``file`` or imported into it from the job's own modules."""
+        found = self._imported(name, file, 0, classes=True)
+        return (found[0], found[1]) if found is not None and isinstance(found[0], ast.ClassDef) else None
+
+    def _imported(
+        self, name: str, file: str, depth: int, *, classes: bool
+    ) -> tuple[ast.FunctionDef | ast.ClassDef, str] | None:
+        def own(path: str) -> ast.FunctionDef | ast.ClassDef | None:
+            return self.classes(path).get(name) if classes else self.functions(path).get(name)
+
+        if (here := own(file)) is not None:
+            return here, file
         tree = self.trees.get(file)
         if tree is None or depth > 3:
             return None
@@ -118,11 +137,8 @@ class FunctionResolver:
                         continue
                     if path not in self.trees and (t := _parse(self.ws.read_text_or_none(path))) is not None:
                         self.trees[path] = t
-                    fn = self.functions(path).get(alias.name)
-                    if fn is not None:
-                        return fn, path
                     if path in self.trees and path != file:
-                        found = self.imported_function(alias.name, path, depth + 1)
+                        found = self._imported(alias.name, path, depth + 1, classes=classes)
                         if found is not None:
                             return found
         return None
@@ -427,3 +443,70 @@ def _keyword_defaults(
             v = _computed(counter, kw.value, file)
         if v is not None:
             defaults[kw.arg] = (v, file, kw.value.lineno)
+
+
+def flag_factory_defaults(ws: Workspace, code: str, script: str) -> dict[str, tuple[Any, str, int]]:
+    """Defaults of flags an entry defines with ``define_flags_with_default(total_steps=10000, optimizer=
+    OptimizerFactory.get_default_config(), …)`` (mlxu, over absl): literal keywords, and the nested config a class's
+    ``get_default_config()`` builds (``config.lr = 0.01``; ``config.adamw_optimizer = AdamWOptimizerFactory.
+    get_default_config()``) as dotted settings (``optimizer.adamw_optimizer.lr``) with (value, file, line)."""
+    tree = _parse(code)
+    if tree is None or "define_flags_with_default" not in code:
+        return {}
+    res = FunctionResolver(ws, script, tree)
+    out: dict[str, tuple[Any, str, int]] = {}
+    for node in walk(tree):
+        if not (isinstance(node, ast.Call) and _callee_name(node) == "define_flags_with_default"):
+            continue
+        for kw in node.keywords:
+            if kw.arg is None:
+                continue
+            value = _plain_literal(kw.value)
+            if value is not UNKNOWN:
+                out[kw.arg] = (value, script, kw.value.lineno)
+            else:
+                _factory_config(res, kw.value, script, kw.arg, out, 0)
+    return out
+
+
+def _factory_config(
+    res: FunctionResolver, call: ast.expr, file: str, prefix: str, out: dict[str, tuple[Any, str, int]], depth: int
+) -> None:
+    """``Cls.get_default_config()`` (a static method of a class of the job's): its ``config.x = literal`` lines."""
+    if not (
+        depth <= 4 and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+        and isinstance(call.func.value, ast.Name) and not call.args
+    ):  # fmt: skip
+        return
+    found = res.imported_class(call.func.value.id, file)
+    if found is None:
+        return
+    cls, where = found
+    method = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == call.func.attr), None)
+    if method is None:
+        return
+    for stmt in method.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target = stmt.targets[0]
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
+            continue
+        key = f"{prefix}.{target.attr}"
+        value = _plain_literal(stmt.value)
+        if value is not UNKNOWN:
+            out[key] = (value, where, stmt.lineno)
+        else:
+            _factory_config(res, stmt.value, where, key, out, depth + 1)
+
+
+def _plain_literal(node: ast.expr) -> Any:
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return UNKNOWN
+    return value if isinstance(value, str | int | float | bool) else UNKNOWN
+
+
+def _callee_name(call: ast.Call) -> str:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""

@@ -649,6 +649,9 @@ def _precision(ex: Extraction) -> str:
         return "bf16"  # (axolotl's `bf16: auto`: bf16 wherever the GPU has it)
     if (v := ex.get("fp16", "fp16_run", "amp")) is not None and v.value is True:
         return "fp16"
+    if (v := ex.get("mixed_precision", "use_mixed_precision")) is not None and v.value is True:
+        kind = ex.get("mixed_precision_dtype", "amp_dtype")  # `common.mixed_precision: true`: AMP, float16 unless
+        return "bf16" if kind is not None and "bf" in str(kind.value).lower() else "fp16"  # its dtype says bf16
     for key, v in ex.values.items():  # the model's own compute dtype (gin `network.T5Config.dtype = 'bfloat16'`)
         if (
             key.lower().endswith(".dtype")

@@ -233,6 +233,8 @@ class _Resolver:
         charge_nodes()
         if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
             self.functions.setdefault(child.name, child)
+            if any(_dotted(d.func if isinstance(d, ast.Call) else d) in _CLI_DECORATORS for d in child.decorator_list):
+                self.entry_points.add(child.name)  # `@click.command()` over `def main(config_path)`: CLI options
             self._index(child, _Scope(child, parent=scope))
             return
         if isinstance(child, ast.ClassDef):
@@ -1999,6 +2001,10 @@ def _is_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool
     return name in [p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
 
 
+_CLI_DECORATORS: Final = frozenset({"click.command", "click.group", "command"})  # a click entry's parameters are
+# its options (`@click.option('-p', '--config_path', default=…)`), read as the command line gives them
+
+
 _BUILTIN_TYPES: Final[dict[str, type]] = {
     "str": str, "int": int, "float": float, "bool": bool, "dict": dict, "list": list, "tuple": tuple
 }  # fmt: skip
@@ -2591,6 +2597,16 @@ def find_uses(
             n = r.value(args[1].right, scope, line)
             if isinstance(n, int) and not isinstance(n, bool) and "epochs" not in out:
                 out["epochs"] = Use(n, file, line, "for epoch in range(start, start + N)")
+            continue
+        if (
+            len(args) == 2 and isinstance(args[0], ast.Name) and isinstance(args[1], ast.Name)
+            and (hit := _assigned(scope, args[1].id, line)) is not None and isinstance(hit[2], ast.BinOp)
+            and isinstance(hit[2].op, ast.Add) and ast.dump(hit[2].right) == ast.dump(args[0])
+            and ast.dump(hit[2].left) == ast.dump(args[1])
+        ):  # fmt: skip
+            n = r.value(args[1], hit[0], hit[1])  # `epochs += start_epoch` then range(start_epoch, epochs): as given
+            if isinstance(n, int) and not isinstance(n, bool) and "epochs" not in out:
+                out["epochs"] = Use(n, file, line, "epochs += start; for epoch in range(start, epochs)")
             continue
         last = args[-1]
         if (

@@ -167,6 +167,8 @@ def _pretrained_by_name(ex: Extraction) -> tuple[str, Value] | None:
         if found is not None and isinstance(found[1].value, str) and found[1].value.strip().lower() not in _SCRATCH:
             if key == "model_name" and _only_names_a_folder(ex, key):
                 continue  # `--model_name mono_model` read only into `os.path.join(log_dir, model_name)`: the run's name
+            if key == "base_model" and "/" not in found[1].value and _keys_a_table(ex, found[1].value):
+                continue  # `llama.base_model: llama_7b` keys the code's table of standard shapes: built from scratch
             return found
     for m in re.finditer(r"^(?![ \t]*#).*?(\w*)\.from_pretrained\(\s*['\"]([\w./-]+)['\"]", ex.code, re.M):
         # (not on a commented-out line: `# model = GPT.from_pretrained("gpt2")` loads nothing)
@@ -174,6 +176,13 @@ def _pretrained_by_name(ex: Extraction) -> tuple[str, Value] | None:
             continue  # `BertTokenizer.from_pretrained('bert-base-cased')` loads a vocabulary, not the model trained
         return "from_pretrained", Value(m.group(2), ex.launch.script or "", ex.code[: m.start()].count("\n") + 1)
     return None
+
+
+def _keys_a_table(ex: Extraction, name: str) -> bool:
+    """Whether ``name`` is a key of a dict literal in the job's code (``'llama_7b': dict(hidden_size=4096, …)``): an
+    architecture the code spells out, not a checkpoint to load."""
+    entry = re.compile(rf"""['"]{re.escape(name)}['"]\s*:\s*(?:dict\(|\{{)""")
+    return any(entry.search(text) for text in [ex.code, *(t for _, t in ex.modules[:20])])
 
 
 _FOLDER_USE: Final = re.compile(
@@ -1394,6 +1403,7 @@ def _model_from_type_setting(
     folded = {k.lower(): entry for k, entry in wanted.items()}
     pattern = re.compile(r"^class (" + "|".join(map(re.escape, wanted)) + r")\(([^)]*)\)\s*:", re.M | re.I)
     named_module: tuple[str, str, str] | None = None  # a module named after the setting (`models/PatchTST.py`)
+    later: list[tuple[str, str, Value, str, str | None]] = []  # classes of auxiliary networks, found first
     stems = {w.lower() for w in wanted}
     reads = 0
     for n, file in enumerate(ws.files((".py",))):
@@ -1418,32 +1428,60 @@ def _model_from_type_setting(
             mod = next((c for c in re.findall(r"^class (\w+)\(", text, re.M) if c.lower().startswith(target)), None)
             if mod is not None:
                 named_module = (suffixed.group(1), mod, file)
-        m = pattern.search(text) if text else None
-        if m is None or ("Module" not in m.group(2) and not re.search(r"(?:Net|Model|Arch)\b", m.group(2))):
-            continue  # (a base class named as a network: `Net`, `BaseModel`, `GANArch`)
-        cls = m.group(1)
-        key, v = wanted.get(cls) or folded[cls.lower()]
-        prefix = key.rsplit(".", 1)[0] if "." in key else ""
-        kwargs = {
-            k[len(prefix) + 1 :]: x.value
-            for k, x in ex.values.items()
-            if prefix and k.startswith(prefix + ".") and "." not in k[len(prefix) + 1 :] and k != key
-        }
-        prov["model_name"] = FieldSource(file=v.source, line=v.line)
-        whole = _enclosing_type(ex, key)  # `model.type: YOLOv6s` over `model.backbone.type: EfficientRep`: a part
-        if whole is not None and whole != cls and not _defines_class(ws, whole):
-            return _Model(f"{whole} ({cls})", None, None)  # the whole model is built by a function, not this class
-        return _Model(cls, find_class(ws, cls, text or "", file), counter.count_class(file, cls, kwargs))
+        for m in pattern.finditer(text) if text else ():
+            if "Module" not in m.group(2) and not re.search(r"(?:Net|Model|Arch)\b", m.group(2)):
+                continue  # (a base class named as a network: `Net`, `BaseModel`, `GANArch`)
+            cls = m.group(1)
+            key, v = wanted.get(cls) or folded[cls.lower()]
+            if _AUXILIARY_NETWORK.search(key) and any(not _AUXILIARY_NETWORK.search(k) for k, _ in wanted.values()):
+                later.append((cls, key, v, file, text))  # `network_identity.type: ResNetArcFace`: a frozen helper;
+                continue  # the generator (`network_g`) may be defined further on
+            return _typed_model(ws, ex, counter, prov, cls, key, v, file, text)
+    if later:
+        return _typed_model(ws, ex, counter, prov, *later[0])
     if named_module is not None:  # a registry keyed by module name: the setting names the model, its module builds it
         stem, cls, file = named_module
         key, v = wanted[stem]
         prov["model_name"] = FieldSource(file=v.source, line=v.line)
         return _Model(stem, find_class(ws, cls, ws.read_text_or_none(file) or "", file), None)
     for name, (key, v) in wanted.items():  # a library's registry (fairseq --arch, llm-foundry model.name): its key
-        if key.lower() in ("arch", "model.name", "model_name", "model.arch", "model.model_name") and "_" in name:
+        low = key.lower()
+        if (
+            low in ("arch", "model.name", "model_name", "model.arch", "model.model_name")
+            or (low.startswith("model.") and low.endswith((".name", ".arch")) and low.count(".") == 2)
+        ) and "_" in name:  # (cvnets' `model.classification.name: mobilevit_v2`)
             prov["model_name"] = FieldSource(file=v.source, line=v.line)
             return _Model(name, None, None)
     return _Model()
+
+
+# Networks a config builds beside the one it trains: discriminators, frozen identity or perceptual networks
+_AUXILIARY_NETWORK: Final = re.compile(r"(?i)(?:^|[._])(?:network|net)_(?:d|disc\w*|identity|perceptual|vgg|\w*_d)\b")
+
+
+def _typed_model(
+    ws: Workspace,
+    ex: Extraction,
+    counter: ParamCounter,
+    prov: dict[str, FieldSource],
+    cls: str,
+    key: str,
+    v: Value,
+    file: str,
+    text: str | None,
+) -> _Model:
+    """The class a type setting names, built with the settings beside it."""
+    prefix = key.rsplit(".", 1)[0] if "." in key else ""
+    kwargs = {
+        k[len(prefix) + 1 :]: x.value
+        for k, x in ex.values.items()
+        if prefix and k.startswith(prefix + ".") and "." not in k[len(prefix) + 1 :] and k != key
+    }
+    prov["model_name"] = FieldSource(file=v.source, line=v.line)
+    whole = _enclosing_type(ex, key)  # `model.type: YOLOv6s` over `model.backbone.type: EfficientRep`: a part
+    if whole is not None and whole != cls and not _defines_class(ws, whole):
+        return _Model(f"{whole} ({cls})", None, None)  # the whole model is built by a function, not this class
+    return _Model(cls, find_class(ws, cls, text or "", file), counter.count_class(file, cls, kwargs))
 
 
 _NOT_THE_NETWORK: Final = re.compile(
@@ -1610,6 +1648,19 @@ def _known_from_flags(
     trained: ast.Call | None = None,
     checkpoint: bool = False,
 ) -> Value | None:
+    """:func:`_known_flag`'s value."""
+    found = _known_flag(ex, weights_files=weights_files, backbones=backbones, trained=trained, checkpoint=checkpoint)
+    return found[1] if found is not None else None
+
+
+def _known_flag(
+    ex: Extraction,
+    *,
+    weights_files: bool = True,
+    backbones: bool = True,
+    trained: ast.Call | None = None,
+    checkpoint: bool = False,
+) -> tuple[str, Value] | None:
     """A command-line value that names a known architecture (a config file stem or a model id). A weights file
     (``--basenet vgg16_reducedfc.pth``) names only the backbone it initialises when the job's own model class is
     known (``weights_files`` false). A backbone setting names only part of the model, so any other setting's known
@@ -1637,7 +1688,7 @@ def _known_from_flags(
         if not weights_files and isinstance(v.value, str) and _WEIGHTS_FILE.search(v.value):
             continue
         if isinstance(v.value, str) and known_model(v.value) is not None:
-            return Value(handle_name(v.value).removesuffix(".yaml").removesuffix(".yml"), v.source, v.line)
+            return k, Value(handle_name(v.value).removesuffix(".yaml").removesuffix(".yml"), v.source, v.line)
     return None
 
 
@@ -1696,6 +1747,9 @@ def _dataset(
             if default and (named := canonical_dataset(_without_comments(ex.code))) is not None:
                 prov["dataset"] = FieldSource(file=ex.launch.script or "")
                 return named  # `--train-file train-v1.1.json` by default, read by the script's `SQuAD(args)` loader
+            if (beside := _named_beside(ex, next((k for k, x in ex.values.items() if x is v), key))) is not None:
+                prov["dataset"] = _source(beside[1])
+                return beside[0]  # `train_data: Data/train_list.txt` beside `root_path: /local/LJSpeech-1.1/wavs`
             prov["dataset"] = _source(v)
             return _data_file_name(v.value)  # a data file: its name is all the job says
         if canon is None and (key.endswith(("_target_", "_files", "_file", "_path", "_dir")) or "/" in v.value):
@@ -1729,7 +1783,8 @@ def _dataset(
     for key, v in ex.values.items():  # a known dataset named by any data setting (`data_local: ./my-copy-c4`)
         leaf = key.rsplit(".", 1)[-1].lower()
         if (
-            ("data" in leaf or (leaf in ("type", "name") and "data" in key.lower()))  # `data_loader.type: MnistLoader`
+            ("data" in leaf or (leaf in ("type", "name", "path") and "data" in key.lower()))  # `data_loader.type:
+            # MnistLoader`, `train_dataset.huggingface_dataset.path: c4`
             and isinstance(v.value, str)
             and not _EVAL_KEY.search(key)
             and (c := canonical_dataset(v.value))
@@ -1967,6 +2022,21 @@ def _data_file_name(path: str) -> str:
     return parts[-1]
 
 
+def _named_beside(ex: Extraction, key: str) -> tuple[str, Value] | None:
+    """A known dataset a setting beside ``key`` (the same section: ``data_params.root_path``) names: a list file
+    (``train_list.txt``) says only how the data is split, the folder it points into says which data it is."""
+    section = key.rsplit(".", 1)[0] + "." if "." in key else ""
+    if not section:
+        return None
+    for other, v in ex.values.items():
+        beside = other != key and other.startswith(section) and "." not in other[len(section) :]
+        if beside and isinstance(v.value, str) and not _EVAL_KEY.search(other):
+            canon = canonical_dataset(v.value)
+            if canon is not None:
+                return canon, v
+    return None
+
+
 def _with_config(name: str, config: str) -> str:
     """A dataset with the configuration the job picks (``load_dataset("glue", "mnli")``, ``--dataset_config_name
     mnli``: GLUE's MNLI task, a hundred times the size of its MRPC): "GLUE (mnli)", unless the name already says it."""
@@ -2062,6 +2132,20 @@ def _loads_causal_lm(ex: Extraction) -> bool:
 _DIFFUSION_CALLS: Final = re.compile(r"\.add_noise\(|\b(?:DDPM|DDIM|PNDM|EulerDiscrete|DPMSolverMultistep)Scheduler\b")
 
 
+def _stated_category(ex: Extraction) -> str | None:
+    """The task family a config states for its data, loss or model (``dataset.category: "classification"``, as
+    toolkits that train several tasks from one code base write it): classification, segmentation or detection."""
+    for key, v in ex.values.items():
+        leaf = key.rsplit(".", 1)[-1].lower()
+        if leaf in ("category", "task_type") and isinstance(v.value, str) and not _EVAL_KEY.search(key):
+            word = v.value.strip().lower()
+            if word in ("classification", "segmentation", "detection"):
+                return word
+    return None
+
+
+# A setting that hands the job weights (a checkpoint, a hub module), not only an architecture's name
+_LOADS_WEIGHTS: Final = re.compile(r"(?i)checkpoint|ckpt|pretrain|weights|hub_module|init|load|resume")
 _SPAN_HEADS: Final = re.compile(r"\b(?:start|end)_(?:positions|logits)\b")  # an extractive QA head's outputs
 
 
@@ -2095,6 +2179,7 @@ def _identify(
     ident = WorkloadIdentity()
     script = ex.launch.script or ""
     found_pretrained = _pretrained(ex)
+    flag_key = ""  # the setting that named a known architecture, when one did
     title = readme_title(ws)
     target = _hydra_target(ex)
     call = _model_call(ex, ws) if target is None and script.endswith(".py") else None
@@ -2126,27 +2211,27 @@ def _identify(
     heads_only = model.cls is not None and not model.cls.backbones and model.cls.layers <= {"linear"}
     if found_pretrained is None and (model.name is None or model.cls is None or heads_only):
         # a class of linear heads only trains a network it is handed: the known one the flags name is that network
-        named = _known_from_flags(
+        flagged = _known_flag(
             ex,
             weights_files=model.cls is None,
             trained=call[1] if call else None,
             checkpoint=call is not None and _built_from_checkpoint(ex.code, call[1]),
         )
-        if named is not None and not _decorates(named, model):  # `--cfg yolov5s.yaml`, `--model deit_small_…`
-            found_pretrained = ("flag", named)
+        if flagged is not None and not _decorates(flagged[1], model):  # `--cfg yolov5s.yaml`, `--model deit_small_…`
+            found_pretrained, flag_key = ("flag", flagged[1]), flagged[0]
     elif found_pretrained is None and model.cls is not None and model.count is None:
         # the job's class could not be counted (its shape comes from a config object the interpreter cannot build:
         # `VisionTransformer(CONFIGS[args.model_type])`); a setting that names a known architecture, not a backbone
         from_checkpoint = call is not None and _built_from_checkpoint(ex.code, call[1])
-        named = _known_from_flags(
+        flagged = _known_flag(
             ex,
             weights_files=from_checkpoint,
             backbones=False,
             trained=call[1] if call and not from_checkpoint else None,
             checkpoint=from_checkpoint,
         )
-        if named is not None:  # `--model_type ViT-B_16`; `Model(cfg or ckpt["model"].yaml)` with `--weights x.pt`
-            found_pretrained = ("flag", named)
+        if flagged is not None:  # `--model_type ViT-B_16`; `Model(cfg or ckpt["model"].yaml)` with `--weights x.pt`
+            found_pretrained, flag_key = ("flag", flagged[1]), flagged[0]
     pretrained = found_pretrained[1] if found_pretrained else None
     if found_pretrained is not None:
         ident.model_name = _pretrained_name(ex, *found_pretrained)
@@ -2223,8 +2308,11 @@ def _identify(
     gan = any(_CRITIC.search(t) for t in [ex.code, *(t for _, t in ex.modules[:20])])
     if made_for is not None and gan:
         made_for = None  # a GAN trained on it (pix2pixHD's label maps to photos) does not predict its labels
-    if ident.model_type in (None, "cnn", "vision_transformer") and (
-        made_for == "semantic_segmentation" or _vocabulary(ex, _SEGMENTATION_WORDS, enough=20)
+    stated = _stated_category(ex)  # `dataset.category: "classification"`: the config says what the job does
+    if (
+        ident.model_type in (None, "cnn", "vision_transformer")
+        and stated in (None, "segmentation")
+        and (made_for == "semantic_segmentation" or _vocabulary(ex, _SEGMENTATION_WORDS, enough=20))
     ):
         ident.model_type = ident.model_type or "cnn"
         ident.task = "semantic_segmentation"  # per-pixel labels: segmentation datasets, metrics and heads, mIoU
@@ -2250,11 +2338,24 @@ def _identify(
         ident.model_type,
         code=ex.code,
         hints=f"{readme_lead(ws) or title} {ident.dataset or ''} {ident.model_name or ''}",
-        pretrained=pretrained is not None or _starts_from_weights(ex),
+        pretrained=(
+            pretrained is not None
+            and (
+                found_pretrained is None or found_pretrained[0] != "flag" or _LOADS_WEIGHTS.search(flag_key) is not None
+            )
+        )
+        or _starts_from_weights(ex),  # (a flag that names the architecture, `--llama.base_model llama_7b`, loads none)
         stage=str(stage.value) if stage is not None else None,
         tokens=model.cls is not None and "embedding" in model.cls.layers and "conv" not in model.cls.layers,
         reached=_reached_text(ws, ex, model),
     )
+    if (
+        stated == "classification" and ident.task in (None, "semantic_segmentation", "object_detection")
+        and ident.model_type in (None, "cnn", "vision_transformer") and made_for is None
+        and canonical_dataset(ident.dataset or "") is not None
+    ):  # fmt: skip
+        ident.task = "image_classification"  # the config's classification over a known image dataset (the README
+        # of a toolkit that also segments and detects describes them all)
     if gan and ident.task == "image_classification":
         ident.task = None  # a GAN's discriminator classifies real from fake; the generator it trains is no classifier
     if ident.task == "image_classification" and _embeds_tokens(ws, model):
