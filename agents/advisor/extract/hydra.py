@@ -71,7 +71,8 @@ class _Composer:
             self.composed[k] = Value(v, path)
 
     def apply_group(self, group: str, option: Any, depth: int = 0) -> None:
-        """Merge config ``group/option`` and, first, the group's own defaults."""
+        """Merge config ``group/option`` and, first, the group's own defaults (``group@_global_``: at the root)."""
+        group, _, package = group.partition("@")
         if option in (None, "null") or depth > _MAX_DEPTH:
             return
         check_time()
@@ -79,10 +80,10 @@ class _Composer:
             self.merge(stored[0], stored[1], group)
             return
         data, defaults, is_global, path = self.load(f"{group}/{option}")
-        is_global = is_global or self.legacy or group.rsplit("/", 1)[-1] in data  # `agent:` inside agent/sac.yaml
+        is_global = is_global or self.legacy or group.rsplit("/", 1)[-1] in data or package == "_global_"
         for d in defaults:
-            if isinstance(d, str) and d != "_self_":
-                self.apply_group(group, d, depth + 1)
+            if isinstance(d, str) and d != "_self_":  # (`- medium` in task/quadruped_walk.yaml: the same group)
+                self.apply_group(f"{group}@{package}" if package else group, d, depth + 1)
         self.merge(data, path, "" if is_global else group)
 
 
@@ -108,6 +109,10 @@ def compose_hydra(
         found = root.pop("defaults", [])
         defaults = found if isinstance(found, list) else []
     c.merge(root, root_path)
+    packaged = {  # `- task@_global_: quadruped_walk` is the group `task`, merged at the root
+        str(g).replace("optional ", "").strip().partition("@")[0]: str(g).replace("optional ", "").strip()
+        for d in defaults if isinstance(d, dict) for g in d
+    }  # fmt: skip
     listed = {str(g).replace("optional ", "").strip() for d in defaults if isinstance(d, dict) for g in d}
     experiment = None
     for d in defaults:
@@ -117,12 +122,13 @@ def compose_hydra(
             g = str(group).replace("optional ", "").strip()
             if g in _IGNORED_GROUPS:
                 continue
-            chosen = overrides[g].value if g in groups else option
+            base = g.partition("@")[0]
+            chosen = overrides[base].value if base in groups else option
             if g == "experiment":
                 experiment = chosen
                 continue
             c.apply_group(g, chosen)
-    for g in sorted(groups - listed - {"experiment"} - _IGNORED_GROUPS):
+    for g in sorted(groups - set(packaged) - listed - {"experiment"} - _IGNORED_GROUPS):
         c.apply_group(g, overrides[g].value)  # `+configs=an4`: a group the command line adds to the defaults
     if "experiment" in overrides:
         experiment = overrides["experiment"].value

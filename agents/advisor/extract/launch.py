@@ -9,6 +9,7 @@ training command :func:`follow_shell_script` reads from the workspace). Nothing 
 from __future__ import annotations
 
 import ast
+import fnmatch
 import functools
 import posixpath
 import re
@@ -347,6 +348,7 @@ class _Arms:
 
     live: bool | None
     taken: bool | None
+    word: str | None = None  # a `case` block's word ("" when it cannot be told); None for an `if` block
 
 
 _POSITIONAL: Final = re.compile(r"\"?\$\{[@*](?::(\d{1,2}))?\}\"?|\"\$[@*]\"|\$[@*]")
@@ -389,9 +391,51 @@ def _test_truth(condition: str) -> bool | None:
     return None if truth is None else truth != negate
 
 
+_CASE: Final = re.compile(r"case\s+(.+?)\s+in")
+_CASE_ARM: Final = re.compile(r"\(?([^()\s][^()]*)\)")
+_CASE_FOLD: Final = re.compile(r"\$\{(\w+)(,,|\^\^)\}")
+
+
+def _case_line(line: str, arms: list[_Arms], variables: dict[str, str]) -> bool:
+    """Follow ``case WORD in`` / ``pattern)`` / ``;;`` / ``esac`` lines (True for one of them): the arm whose glob
+    pattern the word matches runs (``case ${init,,} in deberta-v3-base) parameters="…" ;; esac``); a word that cannot
+    be told leaves every arm possible."""
+    if line in ("esac", "esac;"):
+        if arms and arms[-1].word is not None:
+            arms.pop()
+        return True
+    if m := _CASE.fullmatch(line):
+        word = _CASE_FOLD.sub(
+            lambda v: variables.get(v[1], v[0]).lower() if v[2] == ",," else variables.get(v[1], v[0]).upper(), m[1]
+        )
+        word = _VAR.sub(functools.partial(_expand, variables, len(line)), word).strip("'\"")
+        outer = all(a.live is not False for a in arms)
+        arms.append(_Arms(False, not outer, "" if "$" in word else word))
+        return True
+    if not arms or arms[-1].word is None:
+        return False
+    top = arms[-1]
+    if line in (";;", ";&", ";;&"):
+        top.live = False
+        return True
+    if m := _CASE_ARM.fullmatch(line):
+        if top.taken is True:
+            top.live = False
+        elif top.word == "":
+            top.live = None  # (a word the script's variables cannot tell: any arm may run)
+        else:
+            word = top.word or ""
+            hit = any(fnmatch.fnmatchcase(word, p.strip().strip("'\"")) for p in m[1].split("|"))
+            top.live = top.taken = hit
+        return True
+    return False
+
+
 def _conditional(line: str, arms: list[_Arms], variables: dict[str, str]) -> bool:
     """Follow ``if``/``elif``/``else``/``fi`` lines (True for one of them): which arm of each block runs, where the
     test can be told with the script's variables; an arm that cannot be told may run."""
+    if _case_line(line, arms, variables):
+        return True
     if line in ("fi", "fi;"):
         if arms:
             arms.pop()
@@ -467,6 +511,9 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
         if m := re.fullmatch(r"(?:export\s+)?(\w+)=(\S*)", s):
             variables[m.group(1)] = m.group(2).strip("'\"")
             continue
+        if m := re.fullmatch(r"""(?:export\s+)?(\w+)=(?:"([^"]*)"|'([^']*)')""", s):
+            variables[m.group(1)] = " ".join((m.group(2) if m.group(2) is not None else m.group(3)).split())
+            continue  # `parameters=" --num_train_epochs 3 --fp16 True "`: several words, handed on as one
         if m := re.fullmatch(r"cp\s+(.+)", s):  # `cp tool/train.py ${exp_dir}`, then `python ${exp_dir}/train.py`
             _note_copies(m[1].split(), copies)
             continue

@@ -106,9 +106,14 @@ def _read_scaled_only(code: str, key: str) -> bool:
     reads = list(re.finditer(rf"(?:\.|\[['\"]){leaf}\b(?:['\"]\])?", code))
     if not reads:
         return False
+
+    def scaled_before(before: str) -> bool:  # `1000 * opt.max_iters`, not `len(train_data) * args.epochs` (the
+        return re.search(r"[\d)]\s*\*\s*[\w.\[\]'\"]*$", before) is not None and not re.search(
+            r"\blen\([^()]*\)\s*\*\s*[\w.\[\]'\"]*$", before
+        )  # samples of that many epochs)
+
     return all(
-        re.match(r"\s*[*/]\s*[\d(]", code[m.end() :])
-        or re.search(r"[\d)]\s*\*\s*[\w.\[\]'\"]*$", code[max(0, m.start() - 40) : m.start()])
+        re.match(r"\s*[*/]\s*[\d(]", code[m.end() :]) or scaled_before(code[max(0, m.start() - 40) : m.start()])
         for m in reads
     )
 

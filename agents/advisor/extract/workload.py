@@ -1768,8 +1768,9 @@ def _dataset(
         if v is not None and isinstance(v.value, str) and (canon := canonical_dataset(v.value)) is not None:
             prov["dataset"] = _source(v)
             return canon
-    if _RL_ENVIRONMENTS.search(ex.code):  # `env: cheetah_run` of a job that builds RL environments: the one it runs
-        for key in ("env", "environment", "task"):
+    if any(_RL_ENVIRONMENTS.search(t) for t in [ex.code, *(t for _, t in ex.modules[:20])]):
+        for key in ("env", "environment", "task", "task_name", "env_name"):  # `env: cheetah_run` of a job that
+            # builds RL environments (its own modules import the library): the one it learns in
             v = ex.get(key)
             if v is not None and isinstance(v.value, str) and re.fullmatch(r"[\w.:/-]{2,64}", v.value.strip()):
                 prov["dataset"] = _source(v)
@@ -1803,9 +1804,15 @@ def _dataset(
     for v in ex.values.values():  # `--type cifar10` where the code branches `if args.type == 'cifar10':`:
         value = v.value  # the setting picks one of the datasets the code names
         if (
-            isinstance(value, str) and re.fullmatch(r"[\w.-]{2,24}", value) and (c := canonical_dataset(value))
-            and re.search(rf"""==\s*['"]{re.escape(value)}['"]""", ex.code)
-        ):  # fmt: skip
+            isinstance(value, str)
+            and re.fullmatch(r"[\w.-]{2,24}", value)
+            and (c := canonical_dataset(value))
+            and re.search(
+                rf"""==\s*['"]{re.escape(value)}['"]|\bin\s*[\[(][^\])]*['"]{re.escape(value)}['"]"""
+                rf"""|['"]{re.escape(value)}['"]\s*:""",
+                ex.code,
+            )
+        ):  # fmt: skip  (`== 'cifar10'`, `in ['mnist', 'cifar10']`, `{'cifar10': 50000, …}[hps.problem]`)
             prov["dataset"] = _source(v)
             return c
     canon = canonical_dataset(_without_comments(ex.code))
