@@ -700,6 +700,10 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
             ex.values[key] = given
     ex.per_rank_accum_divided = bool(re.search(r"gradient_accumulation_steps\s*//=\s*\w*world_size", code))
     _drop_unselected_alternatives(ex.values)
+    if isinstance(given := ex.values.get("config"), Value) and str(given.value).endswith(".py"):
+        for key, v in list(ex.values.items()):  # ml_collections' `--config file.py --config.total_epochs 300`: the
+            if key.startswith("config.") and v.source == "command":  # flag overrides the file's field
+                ex.values[key[len("config.") :]] = v
 
 
 def _drop_unselected_alternatives(values: dict[str, Value]) -> None:

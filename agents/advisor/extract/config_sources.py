@@ -623,6 +623,18 @@ def config_tree_assignments(source: str, path: str) -> dict[str, Value]:
             parts = [*aliases[root].split("."), *parts]
         if len(parts) < 2 and not (root in roots and root not in aliases):
             continue
+        value = node.value
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "dict"
+            and not value.args
+        ):
+            for kw in value.keywords:  # `config.input.data = dict(name='imagenet2012', split='train[:99%]')`
+                if kw.arg is not None:
+                    with contextlib.suppress(*_NOT_CONSTANT):
+                        out[".".join([*parts, kw.arg])] = Value(constant_arithmetic(kw.value), path, node.lineno)
+            continue
         with contextlib.suppress(ValueError, TypeError, SyntaxError, ZeroDivisionError, OverflowError, RecursionError):
             out[".".join(parts)] = Value(constant_arithmetic(node.value), path, node.lineno)
     return out

@@ -270,8 +270,8 @@ def parse_command(command: str | list[str]) -> Launch:
         if not cmd:
             continue
         exe = cmd[0].rsplit("/", 1)[-1]
-        if exe in ("torchrun", "deepspeed", "mpirun", "mpiexec", "srun"):
-            launch.launcher = "mpirun" if exe == "mpiexec" else exe
+        if exe in ("torchrun", "deepspeed", "mpirun", "mpiexec", "horovodrun", "srun"):
+            launch.launcher = "mpirun" if exe in ("mpiexec", "horovodrun") else exe  # (Horovod's `-np N`: N ranks)
             _script_after(_take_flags(cmd[1:], launch, _LAUNCHER_INT_FLAGS[launch.launcher]), launch)
         elif (exe == "lightning" and cmd[1:3] == ["run", "model"]) or (exe == "fabric" and cmd[1:2] == ["run"]):
             launch.launcher = "fabric"  # Lightning Fabric's launcher: one process per --devices on each node
@@ -484,6 +484,10 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
         first = joined.count("\n", 0, arr.start())
         arrays[first] = (arr.group(1), " ".join(body.split()))
         inside.update(range(first, first + arr.group(0).count("\n") + 1))
+    for doc in _HEREDOC_READ.finditer(joined):  # `read -r -d '' cmd <<EOF` … `EOF`: the lines between, as one value
+        first = joined.count("\n", 0, doc.start())
+        arrays[first] = (doc.group(1), " ".join(doc.group(3).split()))
+        inside.update(range(first, first + doc.group(0).count("\n") + 1))
     for n, line in enumerate(joined.splitlines()):
         charge_nodes()
         if n in arrays:
@@ -540,6 +544,10 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
     return fallback or launch
 
 
+_HEREDOC_READ: Final = re.compile(
+    r"""^[ \t]*read\s+(?:-[a-z]+\s+(?:(?:''|"")\s+)?)*(\w+)\s*<<-?\s*['"]?(\w+)['"]?[ \t]*\n(.*?)\n[ \t]*\2[ \t]*$""",
+    re.M | re.S,
+)
 _ARITH: Final = re.compile(r"\$\(\(([^()]{0,200})\)\)")
 
 

@@ -153,7 +153,11 @@ def _resolve_launch(root: Workspace, launch: Launch) -> tuple[Workspace, Launch]
         with contextlib.suppress(WorkspaceError):
             ws = root.sub(spawned.cwd) if spawned.cwd != "." else root
             launch = follow_shell_script(ws, spawned)
-    if launch.script and "-m" in launch.launcher_args[-1:] and re.fullmatch(r"[\w.]+", launch.script):
+    if (
+        launch.script
+        and re.fullmatch(r"[\w.]+", launch.script)
+        and any(a in ("-m", "--module") for a in launch.launcher_args[-1:])
+    ):  # fmt: skip  (`deepspeed --module openrlhf.cli.train_sft`)
         launch.module, launch.script = launch.script, None  # `torchrun --nproc_per_node 2 -m pkg.main`
     if not launch.script and launch.module:  # `python -m pkg.train`, `torchrun -m pkg.train`: the module's file
         base = launch.module.replace(".", "/")
@@ -496,6 +500,20 @@ def _micro_batch(ex: Extraction) -> Value | None:
     return None
 
 
+def _batch_beside_micro(ex: Extraction) -> Value | None:
+    """``--train.batch_size 256`` beside ``--train.micro_batch_size 2`` (OpenRLHF, alpaca-lora's ``batch_size`` and
+    ``micro_batch_size``): the batch a step takes, over every rank and accumulation, when a micro-batch is set beside
+    it (a multiple of it)."""
+    for key, v in ex.values.items():
+        section, _, leaf = key.rpartition(".")
+        if leaf.lower() not in ("micro_batch_size", "micro_train_batch_size") or type(v.value) is not int:
+            continue
+        whole = ex.values.get(f"{section}.batch_size" if section else "batch_size")
+        if whole is not None and type(whole.value) is int and whole.value > v.value > 0 and whole.value % v.value == 0:
+            return whole
+    return None
+
+
 _PER_GPU: Final = re.compile(r"per_(?:gpu|device)$", re.I)  # `batch_size_per_gpu`, `samples_per_gpu`
 
 
@@ -582,7 +600,7 @@ def _batch_sizes(
 
     A config that states the global batch (litgpt ``global_batch_size``, yacs ``IMS_PER_BATCH``) is taken at its
     word; the per-device batch is then what it leaves per rank when no micro-batch is set."""
-    glob = ex.get(*_GLOBAL_BATCH_KEYS)
+    glob = ex.get(*_GLOBAL_BATCH_KEYS) or _batch_beside_micro(ex)
     seq = ex.get("sequence_length", "seq_len", "seq_length", "block_size", "max_seq_len", "context_length")
     if (
         glob is not None and seq is not None and isinstance(glob.value, int) and isinstance(seq.value, int)
@@ -668,6 +686,11 @@ def _precision(ex: Extraction) -> str:
     if (v := ex.get("trainer.precision", "precision", "dtype", "mixed_precision")) is not None:
         s = str(v.value)
         return "bf16" if "bf16" in s or "bfloat16" in s else ("fp16" if "16" in s else "fp32")
+    for key, v in ex.values.items():  # the trained parameters' dtype (`--ds.param_dtype bf16`)
+        if key.rsplit(".", 1)[-1].lower() == "param_dtype" and str(v.value).lower() in ("bf16", "bfloat16"):
+            return "bf16"
+        if key.rsplit(".", 1)[-1].lower() == "param_dtype" and str(v.value).lower() in ("fp16", "float16", "half"):
+            return "fp16"
     for key, v in ex.values.items():  # a mixed-precision policy under its own name (`model.fsdp_policy_mp: bfloat16`)
         leaf = key.rsplit(".", 1)[-1].lower()
         if (leaf.endswith("_mp") or "mixed_precision" in leaf) and isinstance(v.value, str):

@@ -14,6 +14,7 @@ import dataclasses
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any, Final
 
 import yaml
@@ -1784,11 +1785,14 @@ def _dataset(
     for key, v in ex.values.items():  # a known dataset named by any data setting (`data_local: ./my-copy-c4`)
         leaf = key.rsplit(".", 1)[-1].lower()
         if (
-            ("data" in leaf or (leaf in ("type", "name", "path") and "data" in key.lower()))  # `data_loader.type:
-            # MnistLoader`, `train_dataset.huggingface_dataset.path: c4`
-            and isinstance(v.value, str)
+            (
+                "data" in leaf
+                or (leaf in ("type", "name", "path") and "data" in key.lower())  # `data_loader.type:
+                # MnistLoader`, `train_dataset.huggingface_dataset.path: c4`
+                or (leaf.startswith("train") and leaf.endswith(("_file", "_files", "_db", "_dbs")))  # UNITER, ALBEF
+            )
             and not _EVAL_KEY.search(key)
-            and (c := canonical_dataset(v.value))
+            and (c := _known_in(v.value))
         ):
             prov["dataset"] = _source(v)
             return c
@@ -2027,6 +2031,17 @@ def _data_file_name(path: str) -> str:
     if len(parts) >= 2 and _SPLIT_FILE.fullmatch(parts[-1]) and parts[-2].lower() not in _GENERIC_DIRS:
         return parts[-2]
     return parts[-1]
+
+
+def _known_in(value: Any) -> str | None:
+    """The known dataset a setting's value names; for a list of files (``train_file: [coco.json, cc3m.json, …]``),
+    every known one, joined ("COCO + CC3M")."""
+    if isinstance(value, str):
+        return canonical_dataset(value)
+    if isinstance(value, list | tuple) and 0 < len(value) <= 64 and all(isinstance(x, str) for x in value):
+        found = list(dict.fromkeys(c for x in value if (c := canonical_dataset(x)) is not None))
+        return " + ".join(found) if found else None
+    return None
 
 
 def _named_beside(ex: Extraction, key: str) -> tuple[str, Value] | None:
@@ -2341,6 +2356,9 @@ def _identify(
     if stage is None:  # the objective a config group or setting selects (`loss=dpo`, `loss.name: dpo`)
         chosen = (ex.values.get(k) for k in ("loss.name", "objective", "loss_type", "training_objective"))
         stage = next((v for v in chosen if v is not None and str(v.value) in ("sft", "dpo", "kto")), None)
+    entry = PurePosixPath(ex.launch.script or "").stem
+    if stage is None and (named := re.search(r"(?:^|[_-])(sft|dpo|kto)(?:[_-]|$)", entry.lower())) is not None:
+        stage = Value(named.group(1), ex.launch.script or "")  # `openrlhf.cli.train_dpo`: the entry says its stage
     ident.task = task_of(
         ident.model_type,
         code=ex.code,
