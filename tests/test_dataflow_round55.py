@@ -133,3 +133,32 @@ def test_ml_collections_dict_fields_and_config_flag_overrides(tmp_path: Path) ->
     assert (md.epochs, md.global_batch_size) == (90, 1024)
     longer = "python -m big_vision.train --config big_vision/configs/vit.py --config.total_epochs 300"
     assert extract_metadata(tmp_path, longer).epochs == 300
+
+
+_VIM = """
+import torch
+import torch.nn as nn
+from mamba_ssm.modules.mamba_simple import Mamba
+
+
+class VisionMamba(nn.Module):
+    def __init__(self, embed_dim=192, depth=24, num_classes=1000):
+        super().__init__()
+        self.patch_embed = nn.Conv2d(3, embed_dim, 16, 16)
+        self.layers = nn.ModuleList([Mamba(embed_dim, d_state=16) for _ in range(depth)])
+        self.head = nn.Linear(embed_dim, num_classes)
+
+
+model = VisionMamba()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+"""
+
+
+def test_layers_of_a_package_out_of_sight_leave_the_count_open(tmp_path: Path) -> None:
+    """``Mamba(embed_dim, d_state=16)`` from a package the workspace does not hold (Vim vendors ``mamba_ssm`` in a
+    folder that is no import root): its sized layers are out of sight, so the count is unknown rather than the patch
+    embedding and head alone (the commit before said 0.34 M for a 7 M model)."""
+    write(tmp_path, {"main.py": _VIM})
+    assert extract_metadata(tmp_path, "python main.py").params_millions is None
+    write(tmp_path, {"plain.py": _VIM.replace("Mamba(embed_dim, d_state=16)", "nn.Linear(embed_dim, embed_dim)")})
+    assert extract_metadata(tmp_path, "python plain.py").params_millions is not None

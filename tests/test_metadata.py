@@ -689,8 +689,8 @@ def test_trl_cli_library_defaults_deepspeed_zero_flags_and_ldm_targets(tmp_path:
 
 def test_a_dataset_configuration_and_hf_classification_heads(tmp_path: Path) -> None:
     """``load_dataset("glue", args.task_name)`` and ``--dataset_config_name``: the configuration is part of the dataset
-    (GLUE's MNLI vs MRPC, each a dataset of the table: "MNLI (GLUE)"), a sequence-classification head is a
-    text-classification task (a reward model is not), and a configuration the name already says is not repeated."""
+    (GLUE's MNLI vs MRPC), a sequence-classification head is a text-classification task (a reward model is not), and
+    a configuration the name already says is not repeated."""
     (tmp_path / "run_glue.py").write_text(
         "import argparse\nfrom datasets import load_dataset\n"
         "from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments\n"
@@ -702,11 +702,11 @@ def test_a_dataset_configuration_and_hf_classification_heads(tmp_path: Path) -> 
     )
     mnli = extract_metadata(tmp_path, "python run_glue.py --task_name mnli")
     assert (mnli.dataset, mnli.task, mnli.model_type) == (
-        "MNLI (GLUE)",
+        "GLUE (mnli)",
         "text_classification",
         "encoder_only_transformer",
     )
-    assert extract_metadata(tmp_path, "python run_glue.py").dataset == "MRPC (GLUE)"
+    assert extract_metadata(tmp_path, "python run_glue.py").dataset == "GLUE (mrpc)"
     (tmp_path / "run_ner.py").write_text(
         "import argparse\nfrom datasets import load_dataset\nfrom transformers import AutoModelForTokenClassification\n"
         "p = argparse.ArgumentParser()\np.add_argument('--dataset_name')\np.add_argument('--dataset_config_name')\n"

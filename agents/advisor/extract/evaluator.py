@@ -446,8 +446,9 @@ class Evaluator:
         """``nn.Linear.__init__(self, ...)``: a library base class initialised by name (LoRA's layers)."""
         return None
 
-    def _layer(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        """A call to something outside the workspace (``nn.Linear(...)``, ``torch.zeros(...)``)."""
+    def _layer(self, name: str, args: list[Any], kwargs: dict[str, Any], dotted: str = "") -> Any:
+        """A call to something outside the workspace (``nn.Linear(...)``, ``torch.zeros(...)``); ``dotted``: its
+        full name where the import says it (``basicsr.archs.stylegan2_arch.ConvLayer``)."""
         raise NotImplementedError
 
     # --- statements -------------------------------------------------------------------------------
@@ -961,7 +962,7 @@ class Evaluator:
         if isinstance(fn, tuple) and fn and fn[0] == "def":
             return self._invoke(fn, args, kwargs)
         if isinstance(fn, tuple) and len(fn) == 2 and fn[0] == "ext":
-            return self._layer(str(fn[1]).rsplit(".", 1)[-1], args, kwargs)
+            return self._layer(str(fn[1]).rsplit(".", 1)[-1], args, kwargs, str(fn[1]))
         if _is_partial(fn):
             return self._call_value(fn[1], [*fn[2], *args], {**dict(fn[3]), **kwargs}, file)
         return UNKNOWN
@@ -1149,7 +1150,7 @@ class Evaluator:
             if isinstance(callee, tuple) and callee and callee[0] == "def":
                 return self._invoke(callee, args, kwargs)
             if isinstance(callee, tuple) and len(callee) == 2 and callee[0] == "ext":
-                return self._layer(str(callee[1]).rsplit(".", 1)[-1], args, kwargs)
+                return self._layer(str(callee[1]).rsplit(".", 1)[-1], args, kwargs, str(callee[1]))
             return UNKNOWN
         else:
             callee = env.get(name)
@@ -1209,6 +1210,8 @@ class Evaluator:
                     return _BUILTINS[name](*args, **kwargs)
                 except TypeError:
                     return UNKNOWN
+        dotted = ""
         if isinstance(fn, ast.Name) and _is_ext(held := env.get(fn.id)) and isinstance(held, tuple):
             name = str(held[1]).rsplit(".", 1)[-1]  # `conv(3, 64, 7)` with `conv=nn.Conv2d` handed in: that class
-        return self._layer(name, args, kwargs)
+            dotted = str(held[1])
+        return self._layer(name, args, kwargs, dotted)

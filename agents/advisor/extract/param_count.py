@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
-from schedmate.agents.advisor.extract.evaluator import Callee, Evaluator, builds_nothing, is_module_value
+from schedmate.agents.advisor.extract.evaluator import Callee, Evaluator, builds_nothing, is_module_value, is_number
 from schedmate.agents.advisor.extract.known import known_model
 from schedmate.agents.advisor.extract.library_modules import library_module
 from schedmate.agents.advisor.extract.syntax import last_names, parse, walk
@@ -31,6 +31,13 @@ _SETTINGS_CALL: Final = re.compile(r"parse|args|config|cfg|opt|option|hparams|se
 _NOT_TRAINED: Final = re.compile(r"(?:^|_)(?:ema|teacher|momentum)(?:_|$)|^net_?E$|(?i:^ema)", re.I)
 _LOSS_ATTR: Final = re.compile(r"^criterion|(?:^|_)loss(?:_|$)", re.I)  # `self.criterionVGG`, `self.perceptual_loss`
 _SLICE_ERRORS: Final = (AbortError, RecursionError, ArithmeticError, TypeError, ValueError, IndexError, KeyError)
+
+
+# Classes named as layers or networks: called with sizes, they hold parameters
+_UNSEEN_LAYER: Final = re.compile(
+    r"(?:Conv\w*|Linear|Block|Layer|Generator|Discriminator|Encoder|Decoder|Mamba\w*|Attention|Embedding)$"
+)
+_TORCH_ROOTS: Final = ("torch", "nn.", "F.", "tf.", "keras", "flax", "jax", "math", "numpy", "np.")
 
 
 class ParamCounter(Evaluator):
@@ -530,10 +537,18 @@ class ParamCounter(Evaluator):
             except _SLICE_ERRORS:
                 env[stmt.value.func.value.id] = UNKNOWN
 
-    def _layer(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def _layer(self, name: str, args: list[Any], kwargs: dict[str, Any], dotted: str = "") -> Any:
         if name == "deepcopy" and len(args) == 1:  # `nn.ModuleList([copy.deepcopy(block) for _ in range(n)])`
             return self._copy(args[0])
         value, params = torch_call(name, args, kwargs)
+        if (
+            value is UNKNOWN and dotted and not dotted.startswith(_TORCH_ROOTS) and _UNSEEN_LAYER.search(name)
+            and any(is_number(a) and not isinstance(a, bool) and a > 1 for a in [*args, *kwargs.values()])
+            and library_module(name, kwargs) is None and _library_model(name, args) is None
+        ):  # fmt: skip
+            # `ConvLayer(512, 512, 3)` of an uninstalled package (basicsr, a vendored mamba_ssm): sized layers out of
+            # sight, so a count without them would be wrong
+            raise AbortError(f"{dotted} builds layers this workspace does not define")
         if value is UNKNOWN and (library := library_module(name, kwargs)) is not None:
             value, params = library  # `torchvision.models.resnet50()`: its children, which the job may take apart
             self._sizes[id(value)] = (value, params)

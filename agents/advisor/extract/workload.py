@@ -1730,7 +1730,10 @@ def _dataset(
         prov["dataset"] = FieldSource(file=u.file, line=u.line, path="use")
         cu = ex.uses.get("dataset_config")
         conf = cu.value if cu and (cu.file, cu.line) == (u.file, u.line) and isinstance(cu.value, str) else ""
-        return _with_config(canonical_dataset(f"{u.value} {conf}") or u.value, conf)
+        combined, alone = canonical_dataset(f"{u.value} {conf}"), canonical_dataset(u.value)
+        if combined and alone and alone != combined and not combined.lower().startswith(alone.lower()):
+            combined = alone  # `load_dataset("glue", "mnli")`: the benchmark, with its configuration ("GLUE (mnli)")
+        return _with_config(combined or u.value, conf)
     own: Value | None = None
     for key in _DATASET_KEYS:
         v = ex.get(key)
