@@ -129,3 +129,40 @@ def test_a_setting_picks_one_of_the_datasets_a_table_names(tmp_path: Path) -> No
     write(tmp_path, {"train.py": _GLOW})
     assert extract_metadata(tmp_path, "python train.py").dataset == "CIFAR-10"
     assert extract_metadata(tmp_path, "python train.py --problem mnist").dataset == "MNIST"
+
+
+_TRLX_EXAMPLE = """
+import torch
+import trl_lib
+from trl_lib.default_configs import TRLConfig, default_ppo_config
+
+
+def main(hparams={}):
+    config = TRLConfig.update(default_ppo_config().to_dict(), hparams)
+    trl_lib.train(config=config)
+
+
+if __name__ == "__main__":
+    main()
+"""
+_TRLX_CONFIGS = """
+from dataclasses import dataclass
+
+
+def default_ppo_config():
+    return TRLConfig(
+        train=TrainConfig(seq_length=1024, epochs=100, total_steps=10000, batch_size=32),
+        model=ModelConfig(model_path="lvwerra/gpt2-imdb", num_layers_unfrozen=2),
+        optimizer=OptimizerConfig(name="adamw", kwargs=dict(lr=3e-5, eps=1.0e-8)),
+    )
+"""
+
+
+def test_a_config_factory_of_nested_settings_classes(tmp_path: Path) -> None:
+    """``default_ppo_config()`` returns ``TRLConfig(train=TrainConfig(batch_size=32, …), optimizer=OptimizerConfig(
+    kwargs=dict(lr=3e-5)))``: the nested keywords are the settings (``train.batch_size``, ``optimizer.kwargs.lr``;
+    the commit before counted only the outer call's literal keywords, none, and read nothing)."""
+    write(tmp_path, {"examples/ppo.py": _TRLX_EXAMPLE, "trl_lib/__init__.py": "",
+                     "trl_lib/default_configs.py": _TRLX_CONFIGS})  # fmt: skip
+    md = extract_metadata(tmp_path, "python examples/ppo.py")
+    assert (md.global_batch_size, md.max_steps, md.learning_rate) == (32, 10000, 3e-05)

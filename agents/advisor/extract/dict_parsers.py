@@ -311,8 +311,7 @@ def _factory_call(fn: ast.FunctionDef) -> tuple[ast.Call, str | None] | None:
                 call, name = bound[stmt.value.id], stmt.value.id
             else:
                 return None
-            literal = sum(1 for k in call.keywords if k.arg and _literal(k.value) is not None)
-            return (call, name) if literal >= _MIN_FACTORY_KEYWORDS else None
+            return (call, name) if _literal_keywords(call) >= _MIN_FACTORY_KEYWORDS else None
     return None
 
 
@@ -430,19 +429,42 @@ def _imported_instances(ws: Workspace, tree: ast.Module, script: str) -> dict[st
     return out
 
 
+def _literal_keywords(call: ast.Call, depth: int = 0) -> int:
+    """Literal keywords of a settings call, counting those of the settings calls it nests (``TRLConfig(train=
+    TrainConfig(batch_size=32, …), optimizer=OptimizerConfig(kwargs=dict(lr=3e-5)))``)."""
+    n = 0
+    for k in call.keywords:
+        if k.arg and _literal(k.value) is not None:
+            n += 1
+        elif k.arg and depth < 3 and _settings_call(k.value):
+            n += _literal_keywords(k.value, depth + 1)  # type: ignore[arg-type]
+    return n
+
+
+def _settings_call(node: ast.expr) -> bool:
+    """A nested settings call: a class built with keywords only (``TrainConfig(batch_size=32)``) or ``dict(...)``."""
+    if not (isinstance(node, ast.Call) and node.keywords and not node.args):
+        return False
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+    return name == "dict" or name[:1].isupper()
+
+
 def _keyword_defaults(
-    call: ast.Call, file: str, counter: ParamCounter, defaults: dict[str, tuple[Any, str, int]]
+    call: ast.Call, file: str, counter: ParamCounter, defaults: dict[str, tuple[Any, str, int]], prefix: str = ""
 ) -> None:
     """A settings call's keywords as defaults (value, file, line): literals, or values computed over the module's
-    constants (``n_symbols=len(symbols)``)."""
+    constants (``n_symbols=len(symbols)``); a nested settings call's under its keyword (``train.batch_size``)."""
     for kw in call.keywords:
         if not kw.arg:
+            continue
+        if _settings_call(kw.value) and len(prefix) < 200:
+            _keyword_defaults(kw.value, file, counter, defaults, f"{prefix}{kw.arg}.")  # type: ignore[arg-type]
             continue
         v = _literal(kw.value)
         if v is None and not isinstance(kw.value, ast.Constant):
             v = _computed(counter, kw.value, file)
         if v is not None:
-            defaults[kw.arg] = (v, file, kw.value.lineno)
+            defaults[f"{prefix}{kw.arg}"] = (v, file, kw.value.lineno)
 
 
 def flag_factory_defaults(ws: Workspace, code: str, script: str) -> dict[str, tuple[Any, str, int]]:
