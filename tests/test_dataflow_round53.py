@@ -283,3 +283,45 @@ def test_flags_with_factory_defaults_and_the_section_a_type_selects(tmp_path: Pa
     )
     assert md.global_batch_size == 2048
     assert md.task != "language_model_finetuning"
+
+
+_STYLETTS_README = "# StyleTTS 2: Towards Human-Level Text-to-Speech\n\nTrain with `python train_first.py`.\n"
+_STYLETTS_TRAIN = """
+import click
+import yaml
+import torch
+from models import build_model
+
+
+@click.command()
+@click.option('-p', '--config_path', default='Configs/config.yml', type=str)
+def main(config_path):
+    config = yaml.safe_load(open(config_path))
+    model = build_model(config['model_params'])
+    optimizer = torch.optim.AdamW([p for m in model.values() for p in m.parameters()], lr=1e-4)
+
+
+if __name__ == '__main__':
+    main()
+"""
+_STYLETTS_MODELS = """
+from Modules.istftnet import Decoder
+
+
+def build_model(args):
+    return {'decoder': Decoder(args['hidden_dim'])}
+"""
+_ISTFTNET = (
+    "import torch.nn as nn\n\n\nclass Decoder(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n"
+)
+
+
+def test_a_type_setting_of_a_part_names_the_project_with_that_part(tmp_path: Path) -> None:
+    """``model_params.decoder.type: istftnet`` (its module ``Modules/istftnet.py``) names the decoder, one part of a
+    model that is a dict of modules: the model is the README's project with that decoder, "StyleTTS 2 (istftnet)"
+    (the commit before called the whole model "istftnet")."""
+    write(tmp_path, {"README.md": _STYLETTS_README, "train_first.py": _STYLETTS_TRAIN, "models.py": _STYLETTS_MODELS,
+                     "Modules/__init__.py": "", "Modules/istftnet.py": _ISTFTNET,
+                     "Configs/config.yml": "model_params:\n  hidden_dim: 512\n  decoder:\n    type: istftnet\n"})  # fmt: skip
+    md = extract_metadata(tmp_path, "python train_first.py --config_path Configs/config.yml")
+    assert md.model_name == "StyleTTS 2 (istftnet)"

@@ -90,6 +90,7 @@ class _Model:
     cls: ModelClass | None = None
     count: int | None = None
     kinds: dict[str, int] | None = None  # parameters of the layers the counted model holds, by family
+    part: bool = False  # named by a setting of one part's section (`model_params.decoder.type`), not the whole
 
 
 def _source(v: Value) -> FieldSource:
@@ -1444,7 +1445,8 @@ def _model_from_type_setting(
         stem, cls, file = named_module
         key, v = wanted[stem]
         prov["model_name"] = FieldSource(file=v.source, line=v.line)
-        return _Model(stem, find_class(ws, cls, ws.read_text_or_none(file) or "", file), None)
+        found = find_class(ws, cls, ws.read_text_or_none(file) or "", file)
+        return _Model(stem, found, None, part=_PART_SECTION.search(key) is not None)
     for name, (key, v) in wanted.items():  # a library's registry (fairseq --arch, llm-foundry model.name): its key
         low = key.lower()
         if (
@@ -1456,6 +1458,8 @@ def _model_from_type_setting(
     return _Model()
 
 
+# A section configuring one part of a model (`model_params.decoder.type: istftnet`): its type names that part
+_PART_SECTION: Final = re.compile(r"(?i)\.(?:decoder|encoder|vocoder|text_encoder|style_encoder)\.\w+$")
 # Networks a config builds beside the one it trains: discriminators, frozen identity or perceptual networks
 _AUXILIARY_NETWORK: Final = re.compile(r"(?i)(?:^|[._])(?:network|net)_(?:d|disc\w*|identity|perceptual|vgg|\w*_d)\b")
 
@@ -2233,6 +2237,9 @@ def _identify(
         if typed.name is not None:  # wrapper); a setting names the network it trains (the harness's count is its)
             model = _Model(typed.name, typed.cls, typed.count if typed.count is not None else model.count)
     ident.model_name = model.name
+    named_family = title.split(":")[0].strip() if title and len(title.split(":")[0]) <= 24 else ""
+    if model.part and model.name and named_family:
+        ident.model_name = f"{named_family} ({model.name})"  # StyleTTS 2 with its `decoder.type: istftnet`
     heads_only = model.cls is not None and not model.cls.backbones and model.cls.layers <= {"linear"}
     if found_pretrained is None and (model.name is None or model.cls is None or heads_only):
         # a class of linear heads only trains a network it is handed: the known one the flags name is that network
