@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from schedmate.agents.advisor.extract.config_sources import ArgSpec, load_structured, parse_literal
 from schedmate.agents.advisor.extract.param_count import ParamCounter
-from schedmate.agents.advisor.extract.syntax import parse, walk
+from schedmate.agents.advisor.extract.syntax import callee_name, parse, walk
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError
 from schedmate.agents.advisor.extract.workspace import Workspace
 
@@ -478,7 +478,7 @@ def flag_factory_defaults(ws: Workspace, code: str, script: str) -> dict[str, tu
     res = FunctionResolver(ws, script, tree)
     out: dict[str, tuple[Any, str, int]] = {}
     for node in walk(tree):
-        if not (isinstance(node, ast.Call) and _callee_name(node) == "define_flags_with_default"):
+        if not (isinstance(node, ast.Call) and callee_name(node) == "define_flags_with_default"):
             continue
         for kw in node.keywords:
             if kw.arg is None:
@@ -522,13 +522,5 @@ def _factory_config(
 
 
 def _plain_literal(node: ast.expr) -> Any:
-    try:
-        value = ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return UNKNOWN
+    value = _literal(node)  # (a scalar: a nested config's literals are its own settings)
     return value if isinstance(value, str | int | float | bool) else UNKNOWN
-
-
-def _callee_name(call: ast.Call) -> str:
-    f = call.func
-    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""

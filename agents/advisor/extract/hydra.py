@@ -109,11 +109,8 @@ def compose_hydra(
         found = root.pop("defaults", [])
         defaults = found if isinstance(found, list) else []
     c.merge(root, root_path)
-    packaged = {  # `- task@_global_: quadruped_walk` is the group `task`, merged at the root
-        str(g).replace("optional ", "").strip().partition("@")[0]: str(g).replace("optional ", "").strip()
-        for d in defaults if isinstance(d, dict) for g in d
-    }  # fmt: skip
     listed = {str(g).replace("optional ", "").strip() for d in defaults if isinstance(d, dict) for g in d}
+    packaged = {g.partition("@")[0] for g in listed}  # `- task@_global_: quadruped_walk` is the group `task`
     experiment = None
     for d in defaults:
         if not isinstance(d, dict):
@@ -128,7 +125,7 @@ def compose_hydra(
                 experiment = chosen
                 continue
             c.apply_group(g, chosen)
-    for g in sorted(groups - set(packaged) - listed - {"experiment"} - _IGNORED_GROUPS):
+    for g in sorted(groups - packaged - listed - {"experiment"} - _IGNORED_GROUPS):
         c.apply_group(g, overrides[g].value)  # `+configs=an4`: a group the command line adds to the defaults
     if "experiment" in overrides:
         experiment = overrides["experiment"].value

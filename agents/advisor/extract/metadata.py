@@ -686,14 +686,9 @@ def _precision(ex: Extraction) -> str:
     if (v := ex.get("trainer.precision", "precision", "dtype", "mixed_precision")) is not None:
         s = str(v.value)
         return "bf16" if "bf16" in s or "bfloat16" in s else ("fp16" if "16" in s else "fp32")
-    for key, v in ex.values.items():  # the trained parameters' dtype (`--ds.param_dtype bf16`)
-        if key.rsplit(".", 1)[-1].lower() == "param_dtype" and str(v.value).lower() in ("bf16", "bfloat16"):
-            return "bf16"
-        if key.rsplit(".", 1)[-1].lower() == "param_dtype" and str(v.value).lower() in ("fp16", "float16", "half"):
-            return "fp16"
-    for key, v in ex.values.items():  # a mixed-precision policy under its own name (`model.fsdp_policy_mp: bfloat16`)
-        leaf = key.rsplit(".", 1)[-1].lower()
-        if (leaf.endswith("_mp") or "mixed_precision" in leaf) and isinstance(v.value, str):
+    for key, v in ex.values.items():  # a mixed-precision policy under its own name (`model.fsdp_policy_mp: bfloat16`),
+        leaf = key.rsplit(".", 1)[-1].lower()  # or the trained parameters' dtype (`--ds.param_dtype bf16`)
+        if (leaf.endswith("_mp") or "mixed_precision" in leaf or leaf == "param_dtype") and isinstance(v.value, str):
             if v.value.lower() in ("bf16", "bfloat16"):
                 return "bf16"
             if v.value.lower() in ("fp16", "float16", "half"):

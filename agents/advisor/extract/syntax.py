@@ -8,7 +8,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
-__all__ = ["last_names", "parse", "walk"]
+__all__ = ["callee_name", "last_names", "parse", "walk"]
 
 # Parsed modules are shared by the passes of one extraction and by later extractions of files with the same text
 # (a resubmitted job, the variants of one repository): read-only — no pass may change a tree it did not build.
@@ -121,6 +121,12 @@ def walk(node: ast.AST) -> Iterable[ast.AST]:
     if entry.nodes is None:
         entry.nodes = tuple(ast.walk(node))
     return entry.nodes
+
+
+def callee_name(call: ast.Call) -> str:
+    """The called name's last part: ``torch.optim.SGD(...)`` → "SGD", ``train(...)`` → "train" ("" otherwise)."""
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
 
 
 def last_names(nodes: Iterable[ast.expr]) -> set[str]:

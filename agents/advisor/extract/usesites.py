@@ -42,7 +42,7 @@ from schedmate.agents.advisor.extract.config_sources import (
     nest_flat,
 )
 from schedmate.agents.advisor.extract.evaluator import is_config_singleton, is_number
-from schedmate.agents.advisor.extract.syntax import last_names, parse, walk
+from schedmate.agents.advisor.extract.syntax import callee_name, last_names, parse, walk
 from schedmate.agents.advisor.extract.workspace import Workspace
 
 __all__ = [
@@ -130,9 +130,7 @@ class _Scope:
     parent: _Scope | None = None
 
 
-def _callee(node: ast.Call) -> str:
-    f = node.func
-    return f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+_callee = callee_name
 
 
 def passed_for(call: ast.Call, name: str, positional: list[str]) -> ast.expr | None:

@@ -41,7 +41,7 @@ from schedmate.agents.advisor.extract.identity import (
 from schedmate.agents.advisor.extract.known import handle_name, known_model
 from schedmate.agents.advisor.extract.library_modules import is_library_builder
 from schedmate.agents.advisor.extract.param_count import UNKNOWN, ParamCounter, namespace
-from schedmate.agents.advisor.extract.syntax import parse, walk
+from schedmate.agents.advisor.extract.syntax import callee_name, parse, walk
 from schedmate.agents.advisor.extract.usesites import (
     NOT_WEIGHTS_LOADERS,
     OPTIMIZERS,
@@ -692,9 +692,7 @@ def _built_by_trainer(tree: ast.Module, name: str) -> bool:
     )
 
 
-def _callee_name(call: ast.Call) -> str:
-    f = call.func
-    return f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+_callee_name = callee_name
 
 
 def _dotted_name(node: ast.expr) -> str:
@@ -1643,19 +1641,6 @@ def _built_from_checkpoint(code: str, built: ast.Call) -> bool:
         isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id in loaded
         for arg in [*built.args, *(k.value for k in built.keywords)] for n in walk(arg)
     )  # fmt: skip
-
-
-def _known_from_flags(
-    ex: Extraction,
-    *,
-    weights_files: bool = True,
-    backbones: bool = True,
-    trained: ast.Call | None = None,
-    checkpoint: bool = False,
-) -> Value | None:
-    """:func:`_known_flag`'s value."""
-    found = _known_flag(ex, weights_files=weights_files, backbones=backbones, trained=trained, checkpoint=checkpoint)
-    return found[1] if found is not None else None
 
 
 def _known_flag(
