@@ -38,6 +38,7 @@ from schedmate.agents.advisor.extract.config_sources import (
     resolve_argparse,
     set_defaults_values,
     settings_from_args,
+    tap_specs,
 )
 from schedmate.agents.advisor.extract.dict_parsers import (
     dict_parser_specs,
@@ -120,6 +121,8 @@ def _config_files(args: list[str]) -> list[str]:
             path = a
         if path is None or (i > 0 and args[i - 1] in _CONFIG_FLAGS and path == a):
             continue
+        if i > 0 and args[i - 1].lstrip("-").replace("-", "_") in ("deepspeed", "deepspeed_config") and path == a:
+            continue  # DeepSpeed's own config (`--deepspeed ds_config.json`): read as DeepSpeed's, not the job's
         out.append(path)
     return out
 
@@ -657,7 +660,11 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
         argparse_specs(code, wrappers, script)
         + _imported_parser_specs(ws, code, script)
         + dict_parser_specs(ws, code, script)
+        + tap_specs(code, script)
     )
+    for module in _local_imports(ws, code, script):  # typed-argument-parser classes the entry's modules define
+        if (text := ws.read_text_or_none(module)) and "Tap" in text:
+            specs += tap_specs(text, module)
     loose: dict[str, Value] = {}  # flags no option of the script defines
     options: dict[str, Value] = {}  # the script's own options, as the command sets them
     if specs:
@@ -687,7 +694,7 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
         if isinstance(given.value, str) and _SPEC.fullmatch(given.value):  # (XLM, fairseq: a name, then its options)
             for k, v in parse_pairs(given.value.partition(",")[2]).items():
                 ex.values.setdefault(f"{key}.{k}", Value(v, given.source, given.line))
-    hydra = compose_hydra(ws, launch.script, code, overrides)
+    hydra = compose_hydra(ws, launch.script, code, overrides, launch.args)
     if hydra is not None:
         root_path, composed = hydra
         ex.sources.append(root_path)
@@ -811,7 +818,9 @@ def _data_module_and_deepspeed(ws: Workspace, ex: Extraction) -> None:
     if ds is not None and isinstance(ds.value, str):
         ds_config = ws.read_text_or_none(ds.value)
         if ds_config:
-            ex.values.update({f"deepspeed.{k}": v for k, v in load_structured(ds_config, ds.value).items()})
+            ex.values.update(
+                {f"deepspeed.{k}": v for k, v in load_structured(ds_config, ds.value).items() if v.value != "auto"}
+            )  # ("auto": the HF Trainer fills it from its own arguments, which then hold the value)
             zero = ex.values.get("deepspeed.zero_optimization")
             if zero is not None and isinstance(zero.value, bool):  # the legacy `"zero_optimization": true`: stage 1
                 ex.values["deepspeed.zero_optimization.stage"] = Value(int(zero.value), zero.source, zero.line)

@@ -52,6 +52,7 @@ __all__ = [
     "resolve_argparse",
     "set_defaults_values",
     "settings_from_args",
+    "tap_specs",
 ]
 
 
@@ -948,6 +949,31 @@ def class_defaults(cls: ast.ClassDef, path: str) -> dict[str, Value]:
         if v is not None or (isinstance(value, ast.Constant) and value.value is None):
             out[target.id] = Value(v, path, node.lineno)
     return out
+
+
+def tap_specs(source: str, path: str) -> list[ArgSpec]:
+    """The options of a typed-argument-parser class (``class Args(Tap): bs: int = 768``): one ``--name`` per
+    annotated field, with its default and type (a ``bool`` field defaulting to False is a switch)."""
+    if not re.search(r"\(\s*(?:tap\.)?Tap\s*\)", source):
+        return []
+    try:
+        tree = parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    specs: list[ArgSpec] = []
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef) or not any(ast.unparse(b) in ("Tap", "tap.Tap") for b in cls.bases):
+            continue
+        for node in cls.body:
+            if not isinstance(node, ast.AnnAssign) or not isinstance(node.target, ast.Name):
+                continue
+            name, kind = node.target.id, ast.unparse(node.annotation)
+            default = _literal(node.value) if node.value is not None else None
+            typ = kind if kind in ("int", "float", "str", "bool") else None
+            switch = typ == "bool" and default is False
+            action = "store_true" if switch else None
+            specs.append(ArgSpec((f"--{name}",), name, default, None if switch else typ, action, node.lineno))
+    return specs
 
 
 def cli_targets(arg: ast.expr) -> list[str]:

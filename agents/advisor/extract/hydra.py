@@ -3,6 +3,8 @@ groups chosen on the command line, and an ``experiment=`` config with its overri
 
 from __future__ import annotations
 
+import ast
+import posixpath
 import re
 from pathlib import Path
 from typing import Any, Final
@@ -84,21 +86,120 @@ class _Composer:
         for d in defaults:
             if isinstance(d, str) and d != "_self_":  # (`- medium` in task/quadruped_walk.yaml: the same group)
                 self.apply_group(f"{group}@{package}" if package else group, d, depth + 1)
-        self.merge(data, path, "" if is_global else group)
+        at = package if package and package != "_global_" else group  # `group@model.lora`: placed there
+        self.merge(data, path, "" if is_global else at)
+
+
+def _decorator_args(code: str, script: str, ws: Workspace) -> dict[str, str] | None:
+    """The ``@hydra.main(...)`` arguments the entry gives, as strings (``config_path`` as a path from the workspace
+    root when it is built from the package or the script's place: ``str(files("pkg").joinpath("configs"))``); None
+    without the decorator."""
+    m = re.search(r"@hydra\.main\(", code)
+    if not m:
+        return None
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        tree = None
+    calls = [
+        d for n in (ast.walk(tree) if tree is not None else ())
+        if isinstance(n, ast.FunctionDef) for d in n.decorator_list
+        if isinstance(d, ast.Call) and ast.unparse(d.func) in ("hydra.main", "main")
+    ]  # fmt: skip
+    if not calls:  # (an entry that does not parse: the literal arguments, read from the text)
+        tail = code[m.end() : m.end() + 400].split(")", 1)[0]
+        return dict(re.findall(r"(\w+)\s*=\s*['\"]([^'\"]+)['\"]", tail))
+    out: dict[str, str] = {}
+    for kw in calls[0].keywords:
+        if kw.arg is None:
+            continue
+        value = _path_expr(kw.value, script, ws)
+        if value is not None:
+            out[kw.arg] = value
+        if kw.arg == "config_path" and value is not None and not isinstance(kw.value, ast.Constant):
+            out["config_path_from_root"] = "1"  # (computed from the workspace root, not the script's folder)
+    return out
+
+
+def _path_expr(node: ast.expr, script: str, ws: Workspace, depth: int = 0) -> str | None:
+    """A path-valued expression's value: a string literal; ``str(x)``; ``files("pkg")`` (the package's folder in
+    the workspace); ``x.joinpath("a")`` / ``x / "a"`` / ``os.path.join(x, "a")``; ``__file__`` and its parent."""
+    if depth > 8:
+        return None
+    d = depth + 1
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.Name) and node.id == "__file__":
+        return script
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        inner = _path_expr(node.value, script, ws, d)
+        return posixpath.dirname(inner) if inner is not None else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        a, b = _path_expr(node.left, script, ws, d), _path_expr(node.right, script, ws, d)
+        return posixpath.join(a, b) if a is not None and b is not None else None
+    if not isinstance(node, ast.Call):
+        return None
+    name = ast.unparse(node.func)
+    args = [_path_expr(a, script, ws, d) for a in node.args]
+    if name in ("str", "Path", "pathlib.Path", "os.fspath") and len(args) == 1:
+        return args[0]
+    if name.endswith("files") and len(args) == 1 and args[0] is not None:  # importlib.resources.files("f5_tts")
+        return _package_folder(args[0], script, ws)
+    if name in ("os.path.dirname", "dirname") and len(args) == 1 and args[0] is not None:
+        return posixpath.dirname(args[0])
+    if name in ("os.path.abspath", "os.path.realpath", "os.path.normpath") and len(args) == 1:
+        return args[0]
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "joinpath":
+        base = _path_expr(node.func.value, script, ws, d)
+        return posixpath.join(base, *args) if base is not None and None not in args else None  # type: ignore[arg-type]
+    if name in ("os.path.join", "join", "posixpath.join") and args and None not in args:
+        return posixpath.join(*args)  # type: ignore[arg-type]
+    return None
+
+
+def _package_folder(package: str, script: str, ws: Workspace) -> str | None:
+    """The workspace folder of an importable package: its ``__init__.py``'s, or (a namespace package) the folder
+    of that name on the entry's own path or at the root or under ``src``."""
+    init = ws.module_file(package, 0, script)
+    if init is not None and init.endswith("/__init__.py"):
+        return posixpath.dirname(init)
+    rel = package.replace(".", "/")
+    parts = script.split("/")
+    on_path = ["/".join(parts[: i + 1]) for i, p in enumerate(parts[:-1]) if p == rel.rsplit("/", 1)[-1]]
+    return next((c for c in [*on_path, rel, f"src/{rel}"] if ws.is_dir(c)), None)
+
+
+def _command_choice(argv: list[str], long: str, short: str) -> str | None:
+    """Hydra's own options on the command line: ``--config-name x`` / ``-cn x`` / ``--config-name=x``."""
+    for i, a in enumerate(argv):
+        if a in (long, short) and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith((f"{long}=", f"{short}=")):
+            return a.partition("=")[2]
+    return None
+
+
+_PACKAGED_GROUP: Final = re.compile(r"\+?\+?([\w/]+)@([\w.]+)=([\w./-]+)")
 
 
 def compose_hydra(
-    ws: Workspace, script: str | None, code: str, overrides: dict[str, Value]
+    ws: Workspace, script: str | None, code: str, overrides: dict[str, Value], argv: list[str] | None = None
 ) -> tuple[str, dict[str, Value]] | None:
-    """(path of the primary config, the composed settings) of a ``@hydra.main`` entry point, else None."""
-    m = re.search(r"@hydra\.main\(([^)]*)\)", code)
-    if not m:
+    """(path of the primary config, the composed settings) of a ``@hydra.main`` entry point, else None. ``argv``:
+    the command's arguments (Hydra's ``--config-name``/``--config-path``, ``group@package=option`` choices)."""
+    args = _decorator_args(code, script or "", ws)
+    if args is None:
         return None
-    args = dict(re.findall(r"(\w+)\s*=\s*['\"]([^'\"]+)['\"]", m.group(1)))
+    argv = argv or []
     script_dir = Path(script or ".").parent
     config_path = args.get("config_path", "configs")
+    if (given := _command_choice(argv, "--config-path", "-cp")) is not None:
+        config_path, args["config_path_from_root"] = given, ""  # (relative to the entry, as the decorator's)
+    if (name_given := _command_choice(argv, "--config-name", "-cn")) is not None:
+        args["config_name"] = name_given
     legacy = config_path.endswith((".yaml", ".yml")) and "config_name" not in args  # Hydra 0.11's file path
-    c = _Composer(ws, _norm((script_dir / (Path(config_path).parent if legacy else config_path)).as_posix()))
+    folder = Path(config_path).parent if legacy else Path(config_path)
+    c = _Composer(ws, _norm((folder if args.get("config_path_from_root") else script_dir / folder).as_posix()))
     c.legacy = legacy
     name = Path(config_path).stem if legacy else args.get("config_name", "config").removesuffix(".yaml")
     c.stored = structured_configs(ws, script or "", code)
@@ -127,6 +228,9 @@ def compose_hydra(
             c.apply_group(g, chosen)
     for g in sorted(groups - packaged - listed - {"experiment"} - _IGNORED_GROUPS):
         c.apply_group(g, overrides[g].value)  # `+configs=an4`: a group the command line adds to the defaults
+    for a in argv:  # `+lora@model.model.lora_config=r_8_alpha_16`: a group's option placed at a package
+        if (pm := _PACKAGED_GROUP.fullmatch(a)) is not None and c.exists(pm[1], pm[3]):
+            c.apply_group(f"{pm[1]}@{pm[2]}", pm[3])
     if "experiment" in overrides:
         experiment = overrides["experiment"].value
     if experiment not in (None, "null"):

@@ -374,7 +374,8 @@ def layer_census(texts: list[str]) -> str | None:
 
 _INSTRUCTION: Final = re.compile(
     r"###\s*(?:Instruction|Response)|\binstruction\b.{0,80}\b(?:input|output|response)\b|\bapply_chat_template\(|"
-    r"\bget_conv(?:ersation)?_template\(|\bconv(?:ersation)?\.roles\b",  # chat turns in a conversation template
+    r"\bget_conv(?:ersation)?_template\(|\bconv(?:ersation)?\.roles\b|"  # chat turns in a conversation template
+    r"<\|im_start\|>|[\"'](?:user|human)[\"']\s*:.{0,200}?[\"'](?:assistant|gpt)[\"']",  # ChatML turns, a roles table
     re.I | re.S,
 )
 

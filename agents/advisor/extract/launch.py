@@ -351,6 +351,17 @@ class _Arms:
     word: str | None = None  # a `case` block's word ("" when it cannot be told); None for an `if` block
 
 
+@dataclass
+class _Loop:
+    """A ``while TEST; do`` … ``done`` loop being read: where its body starts, its test, the depth of the ``if``
+    stack at its start, and how often its body has run (bounded)."""
+
+    start: int
+    test: str
+    depth: int
+    rounds: int = 0
+
+
 _POSITIONAL: Final = re.compile(r"\"?\$\{[@*](?::(\d{1,2}))?\}\"?|\"\$[@*]\"|\$[@*]")
 _ARGS_ASSIGN: Final = re.compile(r"""(?:export\s+)?(\w+)=["']?\$(?:\{[@*](?::(\d{1,2}))?\}|[@*])["']?""")
 _IF: Final = re.compile(r"(if|elif)\s+(.+?)(?:\s*;\s*then)?")
@@ -465,6 +476,38 @@ def _conditional(line: str, arms: list[_Arms], variables: dict[str, str]) -> boo
     return True
 
 
+def _positional_variables(positional: list[str]) -> dict[str, str]:
+    """``$1`` … ``$9`` of a script run with these arguments: those not given are empty, as in the shell."""
+    return {f"{i}": positional[i - 1] if i <= len(positional) else "" for i in range(1, 10)}
+
+
+_WHILE: Final = re.compile(r"while\s+(.+?)(?:\s*;\s*do)?")
+_LOOP_ROUNDS: Final = 64
+
+
+def _loop_line(line: str, n: int, arms: list[_Arms], loops: list[_Loop], variables: dict[str, str]) -> int | None:
+    """Follow ``while TEST; do`` / ``done`` lines: the body runs while the test holds (the argument loop ``while
+    [[ "$1" != "" ]]; do case $1 in -m) shift; MODEL=$1 ;; esac; shift; done`` reads every option given); a test the
+    variables cannot tell runs the body once, as may-run. Returns the line to go on after (None: not such a line)."""
+    if m := _WHILE.fullmatch(line):
+        truth = _test_truth(_VAR.sub(functools.partial(_expand, variables, len(line)), m[1]))
+        outer = all(a.live is not False for a in arms)
+        arms.append(_Arms(truth if outer else False, True))
+        loops.append(_Loop(n, m[1], len(arms)))
+        return n
+    if line not in ("done", "done;") or not loops or loops[-1].depth != len(arms):
+        return None
+    loop, body = loops[-1], arms.pop()
+    if body.live is True and loop.rounds < _LOOP_ROUNDS:
+        truth = _test_truth(_VAR.sub(functools.partial(_expand, variables, len(line)), loop.test))
+        if truth is True:
+            loop.rounds += 1
+            arms.append(_Arms(True, True))
+            return loop.start
+    loops.pop()
+    return n
+
+
 def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
     """For ``bash run.sh …``: the launch of the first training command in the script (variables expanded)."""
     if launch.launcher != "bash" or not launch.script:
@@ -473,8 +516,9 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
     joined = re.sub(r"\\\n", " ", text)
     positional = list(launch.args)
     variables: dict[str, str] = {k: v for k, v in launch.env.items() if _ASSIGN.match(f"{k}=")}  # `CONFIG=x ./run.sh`
-    variables.update({f"{i}": a for i, a in enumerate(positional, start=1)})
+    variables.update(_positional_variables(positional))
     arms: list[_Arms] = []  # the `if` blocks around the line: which arm runs, where the variables can tell
+    loops: list[_Loop] = []  # the `while` loops around the line
     copies: dict[str, str] = {}  # a path the script's `cp` writes → the file it copied there
     arrays: dict[int, tuple[str, str]] = {}  # `ARGS=(` ... `)` over several lines (Megatron's launch scripts)
     fallback: Launch | None = None  # the first python command, where none trains in its own text
@@ -488,7 +532,11 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
         first = joined.count("\n", 0, doc.start())
         arrays[first] = (doc.group(1), " ".join(doc.group(3).split()))
         inside.update(range(first, first + doc.group(0).count("\n") + 1))
-    for n, line in enumerate(joined.splitlines()):
+    lines = joined.splitlines()
+    n = -1
+    while n + 1 < len(lines):
+        n += 1
+        line = lines[n]
         charge_nodes()
         if n in arrays:
             name, body = arrays[n]
@@ -498,12 +546,15 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
         s = _without_comment(line.strip())
         if not s or s.startswith("#"):
             continue
+        if (back := _loop_line(s, n, arms, loops, variables)) is not None:
+            n = back  # a `while`/`done` line: `done` goes back to the body's start while the test holds
+            continue
         if _conditional(s, arms, variables) or not all(a.live is not False for a in arms):
             continue  # an `if`/`elif`/`else`/`fi` line, or a line in an arm that does not run
         if m := re.fullmatch(r"shift(?:\s+(\d{1,2}))?", s):  # `NUM_PROC=$1; shift`: the rest is handed on
             positional = positional[int(m.group(1) or 1) :]
             variables = {k: v for k, v in variables.items() if not k.isdigit()}
-            variables.update({f"{i}": a for i, a in enumerate(positional, start=1)})
+            variables.update(_positional_variables(positional))
             continue
         if m := _ARGS_ASSIGN.fullmatch(s):  # `PY_ARGS=${@:1}`, `ARGS="$@"`: the arguments as one string
             variables[m[1]] = _args_from(positional, m[2])

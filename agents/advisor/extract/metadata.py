@@ -753,7 +753,10 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
     if fw[0] != "LLaMA-Factory":
         peft_flag = ex.get("use_peft")  # TRL's ModelConfig: the trainer builds the LoRA adapters from the settings
         peft_on = peft_flag is not None and peft_flag.value is True
-        if re.search(r"^\s*(?:from peft\b|import peft\b)", code, re.M) or peft_on:
+        peft_use = ex.uses.get("peft")  # (whether the adapters are built where the code runs, where that is seen)
+        if (
+            peft_use.value if peft_use is not None else re.search(r"^\s*(?:from peft\b|import peft\b)", code, re.M)
+        ) or peft_on:
             fw.append("PEFT")
         if "apex_amp" in ex.uses or "apex_use" in ex.uses:  # an apex API called where the code runs
             fw.append("apex")

@@ -337,6 +337,8 @@ class _Resolver:
                 for _ in range(key + 1):
                     path = posixpath.dirname(path)
                 return path
+            if (parsed := self._parsed_dataclass(node, scope, line)) is not None:
+                return parsed
             base = self.value(node.value, scope, line, d)
             key = self.value(node.slice, scope, line, d)
             if isinstance(base, dict) and isinstance(key, str | int):
@@ -640,6 +642,10 @@ class _Resolver:
             if handed is not None:
                 return handed
         base = self.value(node.value, scope, line, depth)
+        if isinstance(base, _Namespace) and base.builder is not None and isinstance(node.value, ast.Name):
+            built = self._set_after_parsing(base, node.value.id, node.attr, scope, line, depth)
+            if built is not None:
+                return built
         if isinstance(base, _Namespace) or (base is _UNKNOWN and root in self.namespaces):
             nested = key.split(".", 1)[1] if key and not isinstance(node.value, ast.Name) else ""
             if nested and (hit := self.settings.get(nested)) is not None:
@@ -661,6 +667,8 @@ class _Resolver:
                 for key in (f"{base.cls}.{node.attr}",):
                     if (hit := self.settings.get(key)) is not None:
                         return hit.value
+            if isinstance(base, _Namespace) and base.hf and node.attr not in self.cli:
+                return _HF_TRAINING_DEFAULTS.get(node.attr, _UNKNOWN)  # `if training_args.fp16:` with no `--fp16`
             return self.cli.get(node.attr, _UNKNOWN)
         if isinstance(base, dict):
             return base.get(node.attr, _UNKNOWN)
@@ -675,6 +683,33 @@ class _Resolver:
             return member
         path = _access_path(node)
         return self._setting(path) if path else _UNKNOWN
+
+    def _set_after_parsing(
+        self, ns: _Namespace, caller_name: str, attr: str, scope: _Scope, line: int, depth: int
+    ) -> Any | None:
+        """The value the builder of ``ns`` gives ``<args>.attr`` after parsing, on its straight-line path (the last
+        such assignment, evaluated with the caller's name for the arguments); None where it sets none there."""
+        fn = ns.builder
+        if fn is None:
+            return None
+        rhs = None
+        local: dict[str, ast.expr] = {}  # the builder's own names set before, on the same path (`bs_per_gpu = …`)
+        for stmt in fn.body:  # (statements under an `if` are not known to run)
+            if not isinstance(stmt, ast.Assign):
+                continue
+            if any(
+                isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == ns.held_as
+                and t.attr == attr for t in stmt.targets
+            ):  # fmt: skip
+                rhs = _Inline(local).visit(copy.deepcopy(stmt.value))
+            for t in stmt.targets:
+                if isinstance(t, ast.Name) and t.id != ns.held_as:
+                    local[t.id] = _Inline(local).visit(copy.deepcopy(stmt.value))
+        if rhs is None:
+            return None
+        renamed = _Rename(ns.held_as, caller_name).visit(rhs)
+        v = self.value(renamed, scope, line, depth + 1)
+        return None if v is _UNKNOWN else v
 
     def _later_pass_step(self, s: _Scope, key: str, ln: int, rhs: ast.expr, line: int) -> bool:
         """``if epoch != 0: args.lr *= 0.1`` in the loop that then builds ``SGD(lr=args.lr)``: a step of a schedule
@@ -716,6 +751,26 @@ class _Resolver:
         if not seen or all(v is None for v in seen):
             return None
         return seen[0] if all(v is not _UNKNOWN and v == seen[0] for v in seen) else _UNKNOWN
+
+    def _parsed_dataclass(self, node: ast.Subscript, scope: _Scope, line: int) -> _Namespace | None:
+        """``HfArgumentParser((ModelArguments, …, TrainingArguments)).parse_args_into_dataclasses()[i]``: the i-th
+        dataclass's settings (``training_args.use_lora`` is ``TrainingArguments.use_lora``, its default or the
+        command's value)."""
+        call = node.value
+        if not (
+            isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name) and call.func.attr in _DATACLASS_PARSES
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, int) and not isinstance(node.slice.value, bool)
+        ):  # fmt: skip
+            return None
+        built = self._built_with(call.func.value.id, scope, line)
+        if built is None or _callee(built) != "HfArgumentParser" or not built.args:
+            return None
+        classes = built.args[0].elts if isinstance(built.args[0], ast.Tuple | ast.List) else [built.args[0]]
+        i = node.slice.value
+        cls = classes[i] if -len(classes) <= i < len(classes) else None
+        return _Namespace(cls.id, cls.id, hf=True) if isinstance(cls, ast.Name) else None
 
     def _built_with(self, name: str, scope: _Scope, line: int) -> ast.Call | None:
         """The constructor call ``name`` was last assigned before ``line`` in ``scope`` or a scope around it."""
@@ -950,7 +1005,22 @@ class _Resolver:
             fn = self.functions.get(name) or _imported_function(self.ws, self, name, self.file)
             if isinstance(fn, ast.FunctionDef) and (returned := _returned_dict(fn)) is not None:
                 return returned
+        builder = self._job_function(node.func) if not args else None
+        if builder is not None and (parsed_as := _parsing_builder(builder)):
+            return _Namespace("args", builder=builder, held_as=parsed_as)  # `args = arg_util.init_dist_and_get_args()`
         return _UNKNOWN
+
+    def _job_function(self, func: ast.expr) -> ast.FunctionDef | None:
+        """The job's own function a call names: ``f`` of this module or imported, or ``module.f`` of a workspace
+        module the entry imports."""
+        if isinstance(func, ast.Name):
+            fn = self.functions.get(func.id) or _imported_function(self.ws, self, func.id, self.file)
+            return fn if isinstance(fn, ast.FunctionDef) else None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            module = self._module_of(func.value.id)
+            found = _top_level(self, module, ast.FunctionDef, func.attr) if module else None
+            return found if isinstance(found, ast.FunctionDef) else None
+        return None
 
     def _isinstance(self, obj: ast.expr, kinds: ast.expr, scope: _Scope, line: int, depth: int) -> Any:
         """``isinstance(x, str)`` (or a tuple of builtin types) of a value that can be told."""
@@ -1102,6 +1172,48 @@ def _other_arm(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -
 class _Namespace:
     name: str
     cls: str = ""  # a config class instance: its fields' defaults are settings "cls.field"
+    builder: ast.FunctionDef | None = field(default=None, compare=False)  # the job's function that parses and returns
+    # it, setting attributes after parsing (`args.batch_size = round(args.bs / dist.get_world_size())`)
+    held_as: str = ""  # the name the builder holds it by
+    hf: bool = False  # one of an HfArgumentParser's dataclasses: TrainingArguments' own fields keep HF's defaults
+
+
+def _parsing_builder(fn: ast.FunctionDef) -> str | None:
+    """The name a function binds to parsed arguments (``args = parser.parse_args()``, ``args =
+    Args().parse_args(known_only=True)``, ``args, _ = parser.parse_known_args()``) and returns; None if it does not."""
+    held = None
+    for node in fn.body:
+        if (
+            isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            and _callee(node.value) in ("parse_args", "parse_known_args")
+        ):  # fmt: skip
+            t = node.targets[0]
+            t = t.elts[0] if isinstance(t, ast.Tuple) and t.elts else t
+            held = t.id if isinstance(t, ast.Name) else held
+    last = fn.body[-1] if fn.body else None
+    if held and isinstance(last, ast.Return) and isinstance(last.value, ast.Name) and last.value.id == held:
+        return held
+    return None
+
+
+class _Inline(ast.NodeTransformer):
+    """A copy of an expression with the function's local names replaced by what they were set to."""
+
+    def __init__(self, local: dict[str, ast.expr]) -> None:
+        self.local = local
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return copy.deepcopy(self.local[node.id]) if node.id in self.local else node
+
+
+class _Rename(ast.NodeTransformer):
+    """A copy of an expression with one name replaced (the builder's name for the arguments → the caller's)."""
+
+    def __init__(self, old: str, new: str) -> None:
+        self.old, self.new = old, new
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        return ast.copy_location(ast.Name(id=self.new, ctx=node.ctx), node) if node.id == self.old else node
 
 
 def _load(target: ast.expr) -> ast.expr:
@@ -1488,6 +1600,12 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         yield "cast", ast.Constant(_CASTS[_dotted(call.args[0])]), f"model.to({_dotted(call.args[0])})"
 
 
+_HF_TRAINING_DEFAULTS: Final[dict[str, Any]] = {"fp16": False, "bf16": False, "gradient_checkpointing": False,
+                                                 "do_train": False, "do_eval": False}  # fmt: skip
+_DATACLASS_PARSES: Final = frozenset(
+    {"parse_args_into_dataclasses", "parse_yaml_file", "parse_json_file", "parse_dict"}
+)
+_PEFT_CALLS: Final = frozenset({"get_peft_model", "LoraConfig", "prepare_model_for_kbit_training"})
 _WRAPS: Final = {"FullyShardedDataParallel": "fsdp_wrap", "FSDP": "fsdp_wrap", "fully_shard": "fsdp_wrap",
                  "DistributedDataParallel": "ddp_wrap", "DDP": "ddp_wrap", "DataParallel": "dp_wrap",
                  "parallel_apply": "dp_wrap", "multi_gpu_model": "dp_wrap"}  # fmt: skip
@@ -2112,6 +2230,9 @@ def _module_function(ws: Workspace, r: _Resolver, alias: str, name: str, file: s
 _PER_EPOCH: Final = re.compile(r"iter|step|batch|size|len")  # `epoch_iters`, `steps_per_epoch`, `epoch_size`
 
 
+_EP_WORD: Final = re.compile(r"(?i)(?:\w+_)?ep|(?:n|num|max|total)_?ep")  # `ep`, `max_ep`, `n_ep`, `args.ep`
+
+
 def _epoch_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
     """``for epoch in range(…, N)``: the loop the code itself names the epoch loop."""
     for node in walk(tree):
@@ -2122,6 +2243,15 @@ def _epoch_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
             continue
         named = isinstance(node.target, ast.Name) and "epoch" in node.target.id.lower()
         bound = node.iter.args[-1] if len(node.iter.args) <= 2 else node.iter.args[1]
+        words = [
+            (n.id if isinstance(n, ast.Name) else n.attr)
+            for n in walk(bound)
+            if isinstance(n, ast.Name | ast.Attribute)
+        ]
+        named = named or (  # `for ep in range(start_ep, args.ep)`: "ep" for the epoch on both sides (not episodes)
+            isinstance(node.target, ast.Name) and _EP_WORD.fullmatch(node.target.id) is not None
+            and any(_EP_WORD.fullmatch(w) for w in words) and not any("episode" in w.lower() for w in words)
+        )  # fmt: skip
         bounded = any(  # `for i in range(n_epoch)`, `range(args.epochs)`: the bound is the epoch count
             "epoch" in (word := (n.id if isinstance(n, ast.Name) else n.attr).lower())
             and not _PER_EPOCH.search(word)  # `range(cfg.TRAIN.epoch_iters)` counts the steps of one epoch
@@ -2442,6 +2572,10 @@ def find_uses(
     frozen = _frozen_modules(tree)
     for node in walk(tree):
         charge_nodes()
+        if isinstance(node, ast.Call) and _callee(node) in _PEFT_CALLS:  # adapters built where the code runs, or only
+            live = id(node) not in dead  # in an arm the settings rule out (`if training_args.use_lora:`, off)
+            if live or "peft" not in out:
+                out["peft"] = Use(live, file, node.lineno, f"{_callee(node)}() {'runs' if live else 'in dead code'}")
         if not isinstance(node, ast.Call) or id(node) in dead:
             continue
         if (

@@ -1686,8 +1686,10 @@ def _pretrained_name(ex: Extraction, key: str, pretrained: Value) -> str:
     """The checkpoint id's last part, saying how it is trained (LoRA, full fine-tune, nanoGPT ``init_from``)."""
     suffix = ""
     ft = ex.get("finetuning_type")
-    lora_in_code = re.search(r"\bLoraConfig\(|\bget_peft_model\(", ex.code) is not None
-    if (ft is not None and ft.value == "lora") or ex.get("lora_rank", "lora_r") is not None or lora_in_code:
+    peft = ex.uses.get("peft")  # the adapters are built where the code runs (not only under a setting that is off)
+    lora_in_code = peft.value is True if peft is not None else re.search(r"\bLoraConfig\(|\bget_peft_model\(", ex.code)
+    lora_rank = ex.get("lora_rank", "lora_r") is not None and (peft is None or peft.value is True)
+    if (ft is not None and ft.value == "lora") or lora_rank or lora_in_code:
         suffix = " + LoRA"
     elif ft is not None and ft.value == "full":
         suffix = " (full fine-tune)"

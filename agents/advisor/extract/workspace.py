@@ -145,6 +145,13 @@ class Workspace:
         except WorkspaceError:
             return False
 
+    def is_dir(self, rel: str | Path) -> bool:
+        """Whether ``rel`` is a folder inside the root."""
+        try:
+            return self.resolve(rel).is_dir()
+        except WorkspaceError:
+            return False
+
     def read_text(self, rel: str | Path, max_bytes: int | None = None) -> str:
         """Text of a file inside the root (refuses big and binary files, FIFOs and devices; never blocks); a data
         file the job opens may be given a larger ``max_bytes`` than source and config files."""

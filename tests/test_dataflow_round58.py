@@ -1,0 +1,264 @@
+"""Round 58's misses (and rounds 56-57's), as mechanisms: a shell script's ``while [[ "$1" != "" ]]; do case $1 in
+…`` option loop; LoRA only where the adapters are built on the path the settings take; the i-th dataclass of an
+``HfArgumentParser``; a DeepSpeed config given as ``--deepspeed x.json`` is DeepSpeed's, not the job's settings;
+ChatML turns mean instruction tuning; Hydra's ``--config-name`` and a ``config_path`` built from the package's
+folder; a ``group@package=option`` choice; typed-argument-parser (``Tap``) options; attributes a parsing function
+sets before it returns the arguments; ``for ep in range(start_ep, args.ep)``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from schedmate.agents.advisor.extract.hydra import compose_hydra
+from schedmate.agents.advisor.extract.metadata import extract_metadata
+from schedmate.agents.advisor.extract.workspace import Workspace
+from tests.repo_files import write
+
+_FINETUNE = """
+from dataclasses import dataclass, field
+import transformers
+from transformers import Trainer
+from peft import LoraConfig, get_peft_model
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(default="Qwen/Qwen-7B")
+
+
+@dataclass
+class TrainingArguments(transformers.TrainingArguments):
+    use_lora: bool = False
+
+
+@dataclass
+class LoraArguments:
+    lora_r: int = 64
+
+
+def preprocess(sources, tokenizer):
+    roles = {"user": "<|im_start|>user", "assistant": "<|im_start|>assistant"}
+    return roles
+
+
+def train():
+    parser = transformers.HfArgumentParser((ModelArguments, TrainingArguments, LoraArguments))
+    model_args, training_args, lora_args = parser.parse_args_into_dataclasses()
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)
+    if training_args.use_lora:
+        model = get_peft_model(model, LoraConfig(r=lora_args.lora_r))
+    Trainer(model=model, args=training_args).train()
+
+
+if __name__ == "__main__":
+    train()
+"""
+_OPTIONS_LOOP = """#!/bin/bash
+MODEL="Qwen/Qwen-7B"
+DATA="path_to_data"
+DS_CONFIG_PATH="ds_config_zero2.json"
+
+while [[ "$1" != "" ]]; do
+    case $1 in
+        -m | --model )
+            shift
+            MODEL=$1
+            ;;
+        -d | --data )
+            shift
+            DATA=$1
+            ;;
+        * )
+            echo "Unknown argument ${1}"
+            exit 1
+            ;;
+    esac
+    shift
+done
+
+export CUDA_VISIBLE_DEVICES=0
+
+python finetune.py \\
+  --model_name_or_path $MODEL \\
+  --data_path $DATA \\
+  --fp16 True \\
+  --num_train_epochs 5 \\
+  --per_device_train_batch_size 2 \\
+  --gradient_accumulation_steps 8 \\
+  --learning_rate 3e-4 \\
+  --deepspeed ${DS_CONFIG_PATH} \\
+  EXTRA
+"""
+_DS_CONFIG = """{
+  "fp16": {"enabled": "auto"},
+  "zero_optimization": {"stage": 2},
+  "gradient_accumulation_steps": "auto",
+  "train_batch_size": "auto",
+  "train_micro_batch_size_per_gpu": "auto"
+}"""
+
+
+def _finetune_repo(tmp_path: Path, extra: str) -> None:
+    write(tmp_path, {"finetune.py": _FINETUNE, "run.sh": _OPTIONS_LOOP.replace("EXTRA", extra),
+                     "ds_config_zero2.json": _DS_CONFIG})  # fmt: skip
+
+
+def test_an_option_loop_reads_every_option_and_none_when_none_is_given(tmp_path: Path) -> None:
+    """``while [[ "$1" != "" ]]; do case $1 in -m) shift; MODEL=$1 ;; …; esac; shift; done``: with no arguments the
+    loop does not run and ``MODEL`` keeps its value (the commit before ran every arm once: ``MODEL=$1``, unknown); with
+    ``-m X -d Y`` both options are read."""
+    _finetune_repo(tmp_path, "--use_lora")
+    md = extract_metadata(tmp_path, "bash run.sh")
+    assert md.model_name == "Qwen-7B + LoRA"
+    given = extract_metadata(tmp_path, "bash run.sh -m /data/Qwen-14B -d /data/chats.json")
+    assert given.model_name == "Qwen-14B + LoRA"
+
+
+def test_lora_only_where_the_settings_build_the_adapters(tmp_path: Path) -> None:
+    """``if training_args.use_lora: model = get_peft_model(…)`` with ``use_lora`` off (the dataclass default, the
+    second of the parser's dataclasses): no LoRA in the name and no PEFT among the frameworks; with ``--use_lora``
+    both (the commit before said LoRA whenever the code could build adapters)."""
+    _finetune_repo(tmp_path, "--report_to none")
+    md = extract_metadata(tmp_path, "bash run.sh")
+    assert md.model_name == "Qwen-7B"
+    assert "PEFT" not in md.framework
+    _finetune_repo(tmp_path, "--use_lora")
+    lora = extract_metadata(tmp_path, "bash run.sh")
+    assert lora.model_name == "Qwen-7B + LoRA"
+    assert "PEFT" in lora.framework
+
+
+def test_a_deepspeed_config_of_auto_values_leaves_the_trainer_arguments(tmp_path: Path) -> None:
+    """``--deepspeed ds_config_zero2.json`` whose ``gradient_accumulation_steps`` is ``"auto"``: the trainer's own
+    ``--gradient_accumulation_steps 8`` stands (the commit before merged the DeepSpeed file over the job's settings:
+    a global batch of 2); ChatML turns (``<|im_start|>``) make the task instruction tuning."""
+    _finetune_repo(tmp_path, "--use_lora")
+    md = extract_metadata(tmp_path, "bash run.sh")
+    assert (md.batch_size_per_device, md.global_batch_size, md.num_gpus) == (2, 16, 1)
+    assert md.distributed == "deepspeed_zero2"
+    assert md.task == "instruction_finetuning"
+
+
+_HYDRA_TRAIN = """
+from importlib.resources import files
+
+import hydra
+import torch
+
+
+@hydra.main(version_base="1.3", config_path=str(files("tts_pkg").joinpath("configs")), config_name=None)
+def main(cfg):
+    model = torch.nn.Linear(4, 4)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.optim.learning_rate)
+    for epoch in range(cfg.optim.epochs):
+        pass
+
+
+if __name__ == "__main__":
+    main()
+"""
+_HYDRA_CONFIG = """
+datasets:
+  name: Emilia_ZH_EN
+optim:
+  epochs: 11
+  learning_rate: 7.5e-5
+"""
+
+
+def test_hydra_config_name_on_the_command_and_a_config_path_from_the_package(tmp_path: Path) -> None:
+    """``config_path=str(files("tts_pkg").joinpath("configs"))`` is ``src/tts_pkg/configs`` (a namespace package, no
+    ``__init__.py``), and ``--config-name Base.yaml`` picks the config there (the commit before read neither)."""
+    write(tmp_path, {"src/tts_pkg/train/train.py": _HYDRA_TRAIN, "src/tts_pkg/configs/Base.yaml": _HYDRA_CONFIG,
+                     "src/tts_pkg/configs/Other.yaml": "optim:\n  epochs: 3\n  learning_rate: 1.0e-3\n"})  # fmt: skip
+    md = extract_metadata(tmp_path, "accelerate launch src/tts_pkg/train/train.py --config-name Base.yaml")
+    assert (md.epochs, md.learning_rate) == (11, 7.5e-05)
+    other = extract_metadata(tmp_path, "python src/tts_pkg/train/train.py -cn Other")
+    assert (other.epochs, other.learning_rate) == (3, 0.001)
+
+
+_PACKAGED_TRAIN = """
+import hydra
+import lightning as L
+
+
+@hydra.main(version_base="1.3", config_path="./configs", config_name="pretrain.yaml")
+def main(cfg):
+    trainer = L.Trainer(max_steps=cfg.trainer.max_steps)
+    trainer.fit(hydra.utils.instantiate(cfg.model))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_group_option_placed_at_a_package(tmp_path: Path) -> None:
+    """``+lora@model.lora_config=r_8`` merges ``configs/lora/r_8.yaml`` under ``model.lora_config`` (the commit
+    before dropped the choice); ``--config-name finetune`` replaces the decorator's ``pretrain.yaml``."""
+    write(tmp_path, {"train.py": _PACKAGED_TRAIN,
+                     "configs/pretrain.yaml": "trainer:\n  max_steps: 100000\nmodel:\n  lora_config: null\n",
+                     "configs/finetune.yaml": "trainer:\n  max_steps: 10000\nmodel:\n  lora_config: null\n",
+                     "configs/lora/r_8.yaml": "r: 8\nlora_alpha: 16\n"})  # fmt: skip
+    md = extract_metadata(tmp_path, "python train.py --config-name finetune +lora@model.lora_config=r_8")
+    assert md.max_steps == 10000
+    composed = compose_hydra(Workspace(tmp_path), "train.py", _PACKAGED_TRAIN, {},
+                             ["--config-name", "finetune", "+lora@model.lora_config=r_8"])  # fmt: skip
+    assert composed is not None
+    assert composed[1]["model.lora_config.r"].value == 8
+
+
+_TAP_ARGS = """
+from tap import Tap
+import torch.distributed as dist
+
+
+class Args(Tap):
+    depth: int = 16
+    tblr: float = 1e-4
+    tlr: float = None
+    bs: int = 768
+    batch_size: int = 0
+    ep: int = 250
+    fp16: int = 0
+
+
+def init_dist_and_get_args():
+    args = Args(explicit_bool=True).parse_args(known_only=True)
+    bs_per_gpu = round(args.bs / dist.get_world_size())
+    args.batch_size = bs_per_gpu
+    args.tlr = args.tblr * args.bs / 256
+    return args
+"""
+_TAP_TRAIN = """
+import torch
+from torch.utils.data import DataLoader
+from utils import arg_util
+
+
+def main_training():
+    args: arg_util.Args = arg_util.init_dist_and_get_args()
+    model = torch.nn.Linear(8, 8)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.tlr)
+    loader = DataLoader(list(range(100)), batch_size=args.batch_size)
+    start_ep = 0
+    for ep in range(start_ep, args.ep):
+        for x in loader:
+            opt.step()
+
+
+if __name__ == "__main__":
+    main_training()
+"""
+
+
+def test_tap_options_and_what_the_parsing_function_sets(tmp_path: Path) -> None:
+    """``class Args(Tap)`` fields are the command's options (``--bs=512 --ep=200``); the function that parses them
+    sets ``args.batch_size = round(args.bs / world_size)`` and ``args.tlr = args.tblr * args.bs / 256`` before it
+    returns them, which the optimizer and the loader then take; ``for ep in range(start_ep, args.ep)`` is the epoch
+    loop (the commit before read no Tap option, nor those assignments, nor that loop)."""
+    write(tmp_path, {"utils/__init__.py": "", "utils/arg_util.py": _TAP_ARGS, "train.py": _TAP_TRAIN})
+    md = extract_metadata(tmp_path, "torchrun --nproc_per_node=8 train.py --bs=512 --ep=200")
+    assert md.epochs == 200
+    assert md.learning_rate == 0.0002
+    assert (md.batch_size_per_device, md.global_batch_size) == (64, 512)
