@@ -262,3 +262,130 @@ def test_tap_options_and_what_the_parsing_function_sets(tmp_path: Path) -> None:
     assert md.epochs == 200
     assert md.learning_rate == 0.0002
     assert (md.batch_size_per_device, md.global_batch_size) == (64, 512)
+
+
+_RF_SCRIPT = """
+import argparse
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+from torchvision import datasets
+
+
+class DiT_Llama(nn.Module):
+    def __init__(self, in_channels, input_size, dim=512, n_layers=5, num_classes=10):
+        super().__init__()
+        self.x_embedder = nn.Conv2d(in_channels, dim, kernel_size=2, stride=2)
+        self.layers = nn.ModuleList([nn.Linear(dim, dim) for _ in range(n_layers)])
+        self.final = nn.Linear(dim, in_channels * 4)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="use cifar?")
+    parser.add_argument("--cifar", action="store_true")
+    args = parser.parse_args()
+    CIFAR = args.cifar
+    if CIFAR:
+        fdatasets = datasets.CIFAR10
+        model = DiT_Llama(3, 32, dim=256, n_layers=10).cuda()
+    else:
+        fdatasets = datasets.MNIST
+        model = DiT_Llama(1, 32, dim=64, n_layers=6).cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=5e-4)
+    dataloader = DataLoader(fdatasets(root="./data", train=True, download=True), batch_size=256)
+    for epoch in range(100):
+        for x, c in dataloader:
+            optimizer.step()
+"""
+
+
+def test_the_model_built_in_the_arm_a_flag_chooses_through_a_name(tmp_path: Path) -> None:
+    """``CIFAR = args.cifar`` then ``if CIFAR: model = DiT_Llama(3, …, dim=256) else: model = DiT_Llama(1, …,
+    dim=64)``: without ``--cifar`` the second is trained (the commit before counted the first); a DiT is a vision
+    transformer (not a Llama: a decoder over tokens), and a rectified-flow README makes the task generation."""
+    write(tmp_path, {"rf.py": _RF_SCRIPT, "README.md": "# Minimal Implementation of Rectified Flow Transformers\n"})
+    mnist = extract_metadata(tmp_path, "python rf.py")
+    cifar = extract_metadata(tmp_path, "python rf.py --cifar")
+    assert mnist.params_millions is not None and cifar.params_millions is not None
+    assert mnist.params_millions < 0.1 < cifar.params_millions
+    assert (mnist.dataset, cifar.dataset) == ("MNIST", "CIFAR-10")
+    assert (mnist.model_type, mnist.task) == ("vision_transformer", "image_generation_diffusion")
+
+
+_CLICK_DS = """
+import click
+import deepspeed
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+from transformers import get_scheduler
+
+
+class Net(nn.Module):
+    def __init__(self, dim=256, n_layers=12):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(dim, dim) for _ in range(n_layers)])
+
+
+class RF(nn.Module):
+    def __init__(self, model, ln=True):
+        super().__init__()
+        self.model = model
+        self.ln = ln
+
+
+@click.command()
+@click.option("--num_train_epochs", default=2, help="Number of training epochs")
+@click.option("--learning_rate", default=3e-3, help="Learning rate")
+@click.option("--train_batch_size", default=256, help="Total Train batch size")
+@click.option("--per_device_train_batch_size", default=128, help="Per device train batch size")
+@click.option("--train_dir", default="./data", help="Train dir")
+@click.option("--hidden_dim", default=256, help="Hidden dim")
+@click.option("--n_layers", default=12, help="Layers")
+def main(num_train_epochs, learning_rate, train_batch_size, per_device_train_batch_size, train_dir,
+         hidden_dim=256, n_layers=12):
+    ds_config = {
+        "train_micro_batch_size_per_gpu": per_device_train_batch_size,
+        "train_batch_size": train_batch_size,
+        "zero_optimization": {"stage": 2},
+        "bfloat16": {"enabled": True},
+    }
+    rf = RF(Net(dim=hidden_dim, n_layers=n_layers), True).cuda()
+    groups = [{"params": [p for p in rf.parameters()], "lr": learning_rate}]
+    optimizer = torch.optim.AdamW(groups, lr=learning_rate)
+    loader = DataLoader(train_dir, batch_size=per_device_train_batch_size)
+    engine, optimizer, _, _ = deepspeed.initialize(model=rf, config=ds_config, optimizer=optimizer)
+    for i in range(num_train_epochs):
+        for batch in loader:
+            engine.step()
+
+
+if __name__ == "__main__":
+    main()
+"""
+_CLICK_RUN = """deepspeed --hostfile=./hostfiles main.py \\
+        --learning_rate 0.005 \\
+        --hidden_dim 1024 \\
+        --n_layers 4 \\
+        --num_train_epochs 200 \\
+        --train_batch_size 1024 \\
+        --per_device_train_batch_size 32 \\
+        --train_dir "/jfs/datacomp-1b-0-10k/1"
+"""
+
+
+def test_click_options_a_deepspeed_config_built_in_code_and_a_handed_network(tmp_path: Path) -> None:
+    """click infers an option's type from its default (``--learning_rate 0.005`` is a float); the parameters of the
+    click command are the command's options where the model is counted (``Net(dim=hidden_dim)`` with 1024, not the
+    signature's 256); the dict handed to ``deepspeed.initialize(config=)`` gives the global batch and bf16
+    (``"bfloat16"``, DeepSpeed's other name for it); the module DeepSpeed trains is ``rf``, a wrapper handed the
+    network (named "Net (RF)"); a numbered shard folder names the folder above it (DataComp); importing only
+    ``get_scheduler`` from transformers is no HF Transformers job (the commit before read none of these)."""
+    write(tmp_path, {"main.py": _CLICK_DS, "run_multi.sh": _CLICK_RUN})
+    md = extract_metadata(tmp_path, "bash run_multi.sh")
+    assert (md.learning_rate, md.epochs, md.batch_size_per_device, md.global_batch_size) == (0.005, 200, 32, 1024)
+    assert md.precision == "bf16"
+    assert md.model_name == "Net (RF)"
+    assert md.params_millions is not None and abs(md.params_millions - 4 * (1024 * 1024 + 1024) / 1e6) < 0.01
+    assert md.dataset == "DataComp"
+    assert md.framework == ["PyTorch", "DeepSpeed"]

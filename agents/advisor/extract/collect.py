@@ -931,6 +931,10 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
         ds = ex.uses.get("deepspeed")
         if ds is not None and isinstance(ds.value, str) and ex.get("deepspeed") is None:
             ex.values["deepspeed"] = Value(ds.value, ds.file, ds.line)
+        elif ds is not None and isinstance(ds.value, dict):  # a config dict the code builds and hands DeepSpeed
+            for k, v in flatten(ds.value, "deepspeed").items():
+                if isinstance(v, bool | int | float | str) and v != "auto":
+                    ex.values.setdefault(k, Value(v, ds.file, ds.line))
     _data_module_and_deepspeed(ws, ex)
     _library_defaults(ex)
     return ex

@@ -308,6 +308,8 @@ def argparse_specs(source: str, wrappers: Collection[str] = (), file: str | None
             if _literal(kw.get("is_flag")) is True:
                 kw["action"] = ast.Constant("store_true")
         default = _default(kw.get("default"), constants)
+        if is_click and type_name is None and typ is None and type(default) in (int, float):
+            type_name = type(default).__name__  # click infers an option's type from its default (`default=3e-3`)
         if default is None and paths and file and isinstance(kw.get("default"), ast.BinOp | ast.Call):
             default = path_value(kw["default"], paths, file)
         specs.append(

@@ -46,8 +46,8 @@ _SPECIFIC_FAMILIES: Final = (
     (r"u[-_]?(?:2|\^2)?[-_]?net", "unet"),  # U-Net, U_Net, AttU_Net, UNet++, U²-Net (U2NET, U-2-Net)
     (r"yolo|(?:\b|faster|fast|mask|cascade|_)r-?cnn|retinanet|\bdetr\b|\bssd\b|fcos|centernet|detector",
      "cnn_detector"),  # (not the "r" of EncoderCNN)
-    (r"\bvit\b|vit[-_]|deit|swin|beit|visiontransformer|segformer|\bmit[-_]b\d|poolformer|metaformer",
-     "vision_transformer"),
+    (r"\bvit\b|vit[-_]|deit|swin|beit|visiontransformer|segformer|\bmit[-_]b\d|poolformer|metaformer|"
+     r"\b(?:mm)?dit\b|\b(?:mm)?dit[-_]|\bsit[-_]", "vision_transformer"),  # (DiT, MMDiT, SiT: diffusion transformers)
     (r"roberta|deberta|\bbert|electra|albert|xlm-?r|formaskedlm", "encoder_only_transformer"),
     (r"gpt|llama|qwen|mistral|mixtral|gemma|\bphi|\bopt-|bloom|falcon|pythia|neox|causallm|\bolmo|deepseek|"
      r"starcoder|codegen|baichuan|chatglm|internlm|yi-|causal_lm|\bmpt[-_]", "decoder_only_transformer"),
@@ -412,7 +412,7 @@ def task_of(
         (r"semantic segmentation|segmentation", "semantic_segmentation"),
         (r"object detection", "object_detection"),
         (r"super[-_ ]?resolution", "image_super_resolution"),
-        (r"diffusion", "image_generation_diffusion"),
+        (r"diffusion|rectified[-_ ]flow|flow[-_ ]matching", "image_generation_diffusion"),
     ):
         if re.search(pattern, low):
             return task

@@ -546,6 +546,11 @@ def _loads_for_entry(text: str, code: str) -> bool:
     return False
 
 
+# Helpers a training library exports beside its models (a schedule, a seed, an optimizer): importing only these does
+# not make the job one of that library's (`from transformers import get_scheduler` beside a model of one's own)
+_UTILITY_IMPORT: Final = re.compile(r"get_\w*schedule\w*|set_seed|AdamW|Adafactor|SchedulerType|logging")
+
+
 def _imports_used(code: str, package: str) -> bool:
     """Whether the entry imports ``package`` where it runs: at module level, or in a function the code calls (not in
     a method for another path that nothing calls, build-nanogpt's ``GPT.from_pretrained`` next to its own model)."""
@@ -555,9 +560,10 @@ def _imports_used(code: str, package: str) -> bool:
         return re.search(rf"from {package} import|import {package}\b", code) is not None
 
     def imports(node: ast.AST) -> bool:
-        return (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == package) or (
-            isinstance(node, ast.Import) and any(a.name.split(".")[0] == package for a in node.names)
-        )
+        return (
+            isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == package
+            and not all(_UTILITY_IMPORT.fullmatch(a.name) for a in node.names)
+        ) or (isinstance(node, ast.Import) and any(a.name.split(".")[0] == package for a in node.names))  # fmt: skip
 
     functions = [f for f in walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
     inside = {id(n) for f in functions for n in walk(f)}
@@ -641,7 +647,7 @@ def _batch_sizes(
 
 
 def _precision(ex: Extraction) -> str:
-    for key in ("bf16.enabled", "deepspeed.bf16.enabled"):  # DeepSpeed's schema
+    for key in ("bf16.enabled", "deepspeed.bf16.enabled", "deepspeed.bfloat16.enabled"):  # DeepSpeed's schema
         if (v := ex.values.get(key)) is not None and v.value is True:
             return "bf16"
     for key in ("fp16.enabled", "deepspeed.fp16.enabled"):

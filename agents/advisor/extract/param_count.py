@@ -461,6 +461,13 @@ class ParamCounter(Evaluator):
             n.value.id for n in walk(fn)
             if isinstance(n, ast.Attribute | ast.Subscript) and isinstance(n.value, ast.Name)
         }  # fmt: skip
+        cli = any(  # `@click.command()` / `@click.option(...)` over `def main(hidden_dim=256, ...)`: the options
+            re.match(r"(?:click|typer|app)\.(?:command|option|argument)\b|(?:command|option)\b", ast.unparse(d))
+            for d in fn.decorator_list
+        )  # the command line gives, not the signature's defaults
+        for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs] if cli else ():
+            if a.arg in settings.attrs and not isinstance(settings.attrs[a.arg], Obj):
+                env[a.arg] = settings.attrs[a.arg]
         for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
             if isinstance(env.get(a.arg), Obj) and env[a.arg].cls:
                 env[a.arg] = UNKNOWN  # an instance of the job's class (`AttrDict(json_config)`): its settings are read

@@ -2643,8 +2643,13 @@ def find_uses(
             ):  # fmt: skip
                 # `BATCH_SIZE_PER_GPU * len(gpus)`, the GPU list known here or not: DataParallel splits it
                 v, how = each, f"{how}: a per-GPU batch times the GPUs"
-            elif v is _UNKNOWN or v is None or isinstance(v, dict | _Namespace):
-                continue
+            elif (
+                v is _UNKNOWN
+                or v is None
+                or isinstance(v, _Namespace)
+                or (isinstance(v, dict) and fieldname != "deepspeed")
+            ):
+                continue  # (a dict DeepSpeed is handed is its config)
             if fieldname == "lr" and v == 0:
                 continue  # an optimizer built at lr 0: a scheduler sets the rate
             if fieldname in ("epochs", "max_steps") and is_number(v) and v <= 0:

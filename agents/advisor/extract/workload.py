@@ -244,6 +244,7 @@ def _optimized_module(
             ):  # fmt: skip
                 owners.append(inner.func.value.id)
     owners += [o for o in _grouped_owners(tree) if o not in owners]
+    owners += [o for o in _engine_owners(tree) if o not in owners]
     owners += [o for o in passed if o not in owners]
     owners = [m for o in owners for m in _contained(tree, o)]
     methods = _class_lines(tree)
@@ -478,6 +479,16 @@ def _parameter_owners(expr: ast.AST) -> list[str]:
 
 
 _PARAMETERS: Final = frozenset({"parameters", "named_parameters"})
+
+
+def _engine_owners(tree: ast.Module) -> list[str]:
+    """The module a training engine takes over: ``deepspeed.initialize(model=rf, ...)`` (its optimizer is built from
+    that module's parameters, however the script groups them)."""
+    return [
+        k.value.id for n in walk(tree)
+        if isinstance(n, ast.Call) and _dotted_name(n.func).endswith("deepspeed.initialize")
+        for k in n.keywords if k.arg == "model" and isinstance(k.value, ast.Name)
+    ]  # fmt: skip
 
 
 def _grouped_owners(tree: ast.Module) -> list[str]:
@@ -921,6 +932,9 @@ def _model_from_call(
     prov["model_name"] = FieldSource(file=script, line=node.lineno)
     inner = counter.dominant_part(built) if _is_lightning_module(built) or _is_plain_class(built) else None
     kinds = counter.kinds(built) if count is not None else None
+    handed = {_callee_name(a) for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Call)}
+    if inner is None and handed and (part := counter.dominant_part(built)) in handed:  # `RF(MMDiT(...))`: a training
+        return _Model(f"{part} ({cls})", mc, count, kinds)  # wrapper handed the network it trains, which it names
     if inner is not None:  # a LightningModule that trains a model of the job's: that model names it, or the setting
         named = next(  # that chose that model (`--classifier resnet18` keys `all_classifiers`: a variant of ResNet)
             (v.value for v in ex.values.values() if isinstance(v.value, str)
@@ -1132,12 +1146,22 @@ def _entry_arms_ruled_out(tree: ast.Module, ex: Extraction) -> set[int]:
     """Nodes of the entry script in an ``if`` arm its settings rule out: ``if args.sparse:`` with ``--sparse`` off,
     ``if not args.x:``, ``if args.model == "gat":`` (a test on a command-line setting whose value is known)."""
     out: set[int] = set()
+    bound: dict[str, list[ast.expr]] = {}  # `CIFAR = args.cifar` then `if CIFAR:`: the name stands for the setting
+    for node in walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            bound.setdefault(node.targets[0].id, []).append(node.value)
     for node in walk(tree):
         if not isinstance(node, ast.If):
             continue
         test, negate = node.test, False
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             test, negate = test.operand, True
+        if (
+            isinstance(test, ast.Name)
+            and len(held := bound.get(test.id, [])) == 1
+            and isinstance(held[0], ast.Attribute)
+        ):
+            test = held[0]
         truth: bool | None = None
         if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name):
             v = ex.get(test.attr)
@@ -1963,8 +1987,8 @@ def _folder_name(path: str) -> str | None:
     """The folder a data path names, past its split and role folders (``./Deraining/Datasets/train/Rain13K/target``
     → "Rain13K", ``../Market/pytorch`` → "Market"); None when only generic folders remain."""
     parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".", "..", "~")]
-    while parts and parts[-1].lower() in _SPLIT_DIRS | _GENERIC_DIRS:
-        parts.pop()
+    while parts and (parts[-1].lower() in _SPLIT_DIRS | _GENERIC_DIRS or parts[-1].isdigit()):
+        parts.pop()  # (`/jfs/datacomp-1b-0-10k/1`: a numbered shard of the folder above)
     placeholder = {"to", "path", "xxx", "yyy", "your", "my", "dir", "folder"}  # `/path/to/images`
     if parts and "$" in parts[-1]:
         return None  # `--data-dir $DATA_DIR`: a shell variable the command leaves to the user's shell names nothing
