@@ -389,3 +389,92 @@ def test_click_options_a_deepspeed_config_built_in_code_and_a_handed_network(tmp
     assert md.params_millions is not None and abs(md.params_millions - 4 * (1024 * 1024 + 1024) / 1e6) < 0.01
     assert md.dataset == "DataComp"
     assert md.framework == ["PyTorch", "DeepSpeed"]
+
+
+_LIT_TRAIN = """
+import hydra
+import lightning as L
+
+
+@hydra.main(version_base="1.3", config_path="./configs", config_name="pretrain.yaml")
+def main(cfg):
+    trainer = hydra.utils.instantiate(cfg.trainer)
+    trainer.fit(hydra.utils.instantiate(cfg.model))
+
+
+if __name__ == "__main__":
+    main()
+"""
+_LIT_BASE = """trainer:
+  _target_: lightning.pytorch.trainer.Trainer
+  accelerator: gpu
+  devices: auto
+  strategy:
+    _target_: lightning.pytorch.strategies.DDPStrategy
+  precision: bf16-mixed
+  max_steps: 100_000
+"""
+_LIT_FINETUNE = """defaults:
+  - base
+  - _self_
+
+trainer:
+  max_steps: 10000
+data:
+  batch_size: 4
+"""
+
+
+def test_a_primary_config_over_its_plain_base_and_a_strategy_class(tmp_path: Path) -> None:
+    """``defaults: [base, _self_]`` merges ``base.yaml`` under the chosen config (the commit before read no plain
+    default); ``strategy: {_target_: …DDPStrategy}`` is DDP, and ``devices: auto`` leaves the GPU count open."""
+    write(tmp_path, {"train.py": _LIT_TRAIN, "configs/pretrain.yaml": "trainer:\n  max_steps: 5\n",
+                     "configs/base.yaml": _LIT_BASE, "configs/finetune.yaml": _LIT_FINETUNE})  # fmt: skip
+    md = extract_metadata(tmp_path, "python train.py --config-name finetune")
+    assert (md.max_steps, md.precision, md.distributed, md.num_gpus) == (10000, "bf16", "ddp", None)
+
+
+_LLAMA_YAML = """model:
+  dtype: bfloat16
+  model_config:
+    hidden_act: silu
+    hidden_size: 2048
+    intermediate_size: 11008
+    max_position_embeddings: 128256
+    num_attention_heads: 16
+    num_hidden_layers: 28
+    num_key_value_heads: 2
+    rope_scaling: null
+    tie_word_embeddings: true
+    vocab_size: 128256
+tokens:
+  micro_batch_size: 3
+  train_steps: 2000
+"""
+_LLAMA_TRAIN = """
+import argparse
+import yaml
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--config-file", type=str, required=True)
+args = parser.parse_args()
+config = yaml.safe_load(open(args.config_file))
+"""
+
+
+def test_a_llama_shaped_config_counts_its_gated_mlp_grouped_attention_and_vocabulary(tmp_path: Path) -> None:
+    """A config of ``hidden_size``/``intermediate_size``/``num_key_value_heads``/``vocab_size`` with a SiLU
+    activation: 28 x (2 x 2048^2 + 2 x 2048 x 256 + 3 x 2048 x 11008) + 128,256 x 2048 (tied, rotary positions)
+    = 2,420.6 M (the commit before used 12 x d^2 per layer and GPT-2's vocabulary: 1,775 M)."""
+    write(tmp_path, {"run_train.py": _LLAMA_TRAIN, "examples/tiny_llama.yaml": _LLAMA_YAML})
+    md = extract_metadata(tmp_path, "torchrun --nproc_per_node=8 run_train.py --config-file examples/tiny_llama.yaml")
+    assert md.params_millions == 2420.6
+
+
+def test_use_fp16_turns_half_precision_on(tmp_path: Path) -> None:
+    """``--use_fp16 True`` (guided-diffusion's and the consistency models' switch) is fp16 training (the commit
+    before read it as no precision setting)."""
+    write(tmp_path, {"train.py": "import argparse\nparser = argparse.ArgumentParser()\n"
+                     "parser.add_argument('--use_fp16', type=bool, default=False)\nargs = parser.parse_args()\n"})  # fmt: skip
+    assert extract_metadata(tmp_path, "python train.py --use_fp16 True").precision == "fp16"
+    assert extract_metadata(tmp_path, "python train.py").precision == "fp32"

@@ -64,7 +64,8 @@ class _Composer:
         """Whether ``group/option.yaml`` is a config of this project."""
         if self.stored.get((group, str(option))) is not None:
             return True
-        path = f"{self.base}/{group}/{option}.yaml" if self.base else f"{group}/{option}.yaml"
+        rel = f"{group}/{option}" if group else str(option)
+        path = f"{self.base}/{rel}.yaml" if self.base else f"{rel}.yaml"
         return self.ws.read_text_or_none(path) is not None
 
     def merge(self, data: dict[str, Any], path: str, prefix: str = "") -> None:
@@ -209,6 +210,13 @@ def compose_hydra(
         root, root_path = c.stored[("", name)]
         found = root.pop("defaults", [])
         defaults = found if isinstance(found, list) else []
+    for d in defaults:  # `defaults: [base, _self_]`: a config beside the primary one, merged under it
+        if isinstance(d, str) and d != "_self_" and not d.startswith("/") and c.exists("", d):
+            beside, beside_defaults, _, beside_path = c.load(d)
+            for bd in beside_defaults:  # (one level of that config's own plain defaults)
+                if isinstance(bd, str) and bd not in ("_self_", d) and c.exists("", bd):
+                    c.merge(c.load(bd)[0], c.load(bd)[3])
+            c.merge(beside, beside_path)
     c.merge(root, root_path)
     listed = {str(g).replace("optional ", "").strip() for d in defaults if isinstance(d, dict) for g in d}
     packaged = {g.partition("@")[0] for g in listed}  # `- task@_global_: quadruped_walk` is the group `task`

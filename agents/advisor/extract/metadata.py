@@ -306,10 +306,11 @@ def _setup(ex: Extraction) -> _Setup:
     if num_gpus is None and launch.launcher == "python" and procs is not None and isinstance(procs.value, int):
         num_gpus = procs.value  # the script starts a process per device it counts (`for d in range(nb_gpu): Process`)
     told = num_gpus is not None  # (a count the command, settings or code state, not the one-GPU default below)
-    if num_gpus is None and launch.launcher in _TRAINING_LAUNCHERS and not uses_all_visible:
+    every_visible = devices is not None and devices.value in ("auto", -1, "-1")  # Lightning's `devices: auto`
+    if num_gpus is None and launch.launcher in _TRAINING_LAUNCHERS and not uses_all_visible and not every_visible:
         num_gpus = 1
     stage = ex.get("deepspeed.zero_optimization.stage", "zero_optimization.stage")
-    strategy = ex.get("trainer.strategy", "strategy")
+    strategy = ex.get("trainer.strategy", "strategy", "trainer.strategy._target_")  # (Hydra: the class it builds)
     if (used := ex.uses.get("strategy")) is not None and isinstance(used.value, str):
         strategy = Value(used.value, used.file, used.line)  # what Trainer/Fabric(strategy=) receives
     fsdp = ex.get("fsdp")
@@ -360,7 +361,7 @@ def _setup(ex: Extraction) -> _Setup:
         distributed = "dp"  # one process, and the model wraps its own parts (`self.encoder = nn.DataParallel(...)`)
     elif (
         (num_gpus or 1) > 1
-        or (strategy is not None and "ddp" in str(strategy.value))
+        or (strategy is not None and "ddp" in str(strategy.value).lower())
         or launch.launcher == "relaunch"
         or "--multi_gpu" in flags
     ):
@@ -676,7 +677,7 @@ def _precision(ex: Extraction) -> str:
         v.value is True or (v.value == "auto" and ex.launch.launcher == "axolotl")
     ):
         return "bf16"  # (axolotl's `bf16: auto`: bf16 wherever the GPU has it)
-    if (v := ex.get("fp16", "fp16_run", "amp")) is not None and v.value is True:
+    if (v := ex.get("fp16", "fp16_run", "amp", "use_fp16", "use_amp")) is not None and v.value is True:
         return "fp16"
     if (v := ex.get("mixed_precision", "use_mixed_precision")) is not None and v.value is True:
         kind = ex.get("mixed_precision_dtype", "amp_dtype")  # `common.mixed_precision: true`: AMP, float16 unless

@@ -131,12 +131,34 @@ def _gpt_params(ex: Extraction, *, char_level: bool = False) -> float | None:
     d = ex.get("n_embd", "hidden_size", "d_model", "dim", "embed_dim")
     if n_layer is None or d is None or not isinstance(n_layer.value, int) or not isinstance(d.value, int):
         return None
-    vocab = 256 if char_level else 50304  # a character vocabulary is built from the text (< 256 symbols)
+    given = _int_setting(ex, "vocab_size", "padded_vocab_size", "n_vocab")
+    vocab = 256 if char_level else given or 50304  # a character vocabulary is built from the text (< 256 symbols)
     layers, width = int(n_layer.value), int(d.value)
+    heads = _int_setting(ex, "num_attention_heads", "n_head", "num_heads")
+    kv_heads = _int_setting(ex, "num_key_value_heads", "n_kv_heads", "num_kv_heads", "num_query_groups")
+    attention = 4 * width * width
+    if heads and kv_heads and kv_heads < heads and width % heads == 0:  # grouped-query attention: smaller K and V
+        attention = 2 * width * width + 2 * width * kv_heads * (width // heads)
+    inner = _int_setting(ex, "intermediate_size", "ffn_hidden_size", "ffn_dim")
+    act = ex.get("hidden_act", "activation", "activation_function")
+    gated = act is not None and str(act.value).lower() in ("silu", "swiglu", "swish", "geglu")  # LLaMA's SwiGLU MLP
+    mlp = (3 if gated else 2) * width * inner if inner else 8 * width * width
+    rotary = gated or any(re.search(r"rope|rotary", k) for k in ex.values)  # (no learned position table)
     block = ex.get("block_size", "seq_length", "max_position_embeddings")
-    pos = int(block.value) * width if block is not None else 0
-    count = 12 * layers * width * width + vocab * width + pos
+    pos = int(block.value) * width if block is not None and not rotary and isinstance(block.value, int) else 0
+    untied = (t := ex.get("tie_word_embeddings")) is not None and t.value is False
+    count = layers * (attention + mlp) + vocab * width * (2 if untied else 1) + pos
     return _millions(count) if count > 0 else None
+
+
+def _int_setting(ex: Extraction, *keys: str) -> int | None:
+    """A positive integer setting under the first of ``keys`` that is set, else None."""
+    v = ex.get(*keys)
+    return (
+        v.value
+        if v is not None and isinstance(v.value, int) and not isinstance(v.value, bool) and v.value > 0
+        else None
+    )
 
 
 def _millions(count: int) -> float:
