@@ -478,3 +478,39 @@ def test_use_fp16_turns_half_precision_on(tmp_path: Path) -> None:
                      "parser.add_argument('--use_fp16', type=bool, default=False)\nargs = parser.parse_args()\n"})  # fmt: skip
     assert extract_metadata(tmp_path, "python train.py --use_fp16 True").precision == "fp16"
     assert extract_metadata(tmp_path, "python train.py").precision == "fp32"
+
+
+def test_a_typed_network_through_the_jobs_own_base_classes(tmp_path: Path) -> None:
+    """``network_g.type: CodeFormer`` where ``class CodeFormer(VQAutoEncoder)`` (another network the config builds,
+    ``network_vqgan.type``), and ``model.arch: minigpt4`` where ``class MiniGPT4(MiniGPTBase)`` and
+    ``MiniGPTBase(BaseModel)``: those classes are the models (the commit before took the VQ auto-encoder, and found
+    no MiniGPT-4); a LAVIS-style ``datasets: {cc_sbu_align: …}`` section names the dataset."""
+    write(tmp_path, {
+        "basicsr/train.py": "import argparse\nparser = argparse.ArgumentParser()\n"
+                            "parser.add_argument('-opt', type=str)\nargs = parser.parse_args()\n",
+        "basicsr/archs/vqgan_arch.py": "import torch.nn as nn\nclass VQAutoEncoder(nn.Module):\n"
+                                       "    def __init__(self, nf=64):\n        super().__init__()\n"
+                                       "        self.conv = nn.Conv2d(3, nf, 3)\n",
+        "basicsr/archs/codeformer_arch.py": "import torch.nn as nn\nfrom .vqgan_arch import VQAutoEncoder\n"
+                                            "class CodeFormer(VQAutoEncoder):\n    def __init__(self, dim_embd=512):\n"
+                                            "        super().__init__()\n        self.proj = nn.Linear(dim_embd, 1024)\n",
+        "options/stage2.yml": "network_g:\n  type: CodeFormer\n  dim_embd: 512\nnetwork_vqgan:\n"
+                              "  type: VQAutoEncoder\n  nf: 64\ntrain:\n  total_iter: 500000\n",
+    })  # fmt: skip
+    md = extract_metadata(tmp_path, "python basicsr/train.py -opt options/stage2.yml")
+    assert md.model_name == "CodeFormer"
+    other = tmp_path / "mini"
+    write(other, {
+        "README.md": "# MiniGPT-V\n",
+        "train.py": "import argparse\nimport yaml\nparser = argparse.ArgumentParser()\n"
+                    "parser.add_argument('--cfg-path', required=True)\nargs = parser.parse_args()\n",
+        "minigpt4/models/base_model.py": "import torch.nn as nn\nclass BaseModel(nn.Module):\n    pass\n",
+        "minigpt4/models/minigpt_base.py": "from .base_model import BaseModel\nclass MiniGPTBase(BaseModel):\n"
+                                           "    pass\n",
+        "minigpt4/models/minigpt4.py": "from .minigpt_base import MiniGPTBase\nclass MiniGPT4(MiniGPTBase):\n"
+                                       "    pass\n",
+        "train_configs/stage2.yaml": "model:\n  arch: minigpt4\ndatasets:\n  cc_sbu_align:\n    batch_size: 12\n"
+                                     "run:\n  init_lr: 3e-5\n  max_epoch: 5\n",
+    })  # fmt: skip
+    mini = extract_metadata(other, "python train.py --cfg-path train_configs/stage2.yaml")
+    assert (mini.model_name, mini.dataset) == ("MiniGPT4", "cc_sbu_align")

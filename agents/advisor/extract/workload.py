@@ -1450,6 +1450,8 @@ def _model_from_type_setting(
     pattern = re.compile(r"^class (" + "|".join(map(re.escape, wanted)) + r")\(([^)]*)\)\s*:", re.M | re.I)
     named_module: tuple[str, str, str] | None = None  # a module named after the setting (`models/PatchTST.py`)
     later: list[tuple[str, str, Value, str, str | None]] = []  # classes of auxiliary networks, found first
+    bases: dict[str, str] = {}  # every class of the model modules read → its first base's name
+    pending: list[tuple[str, str, str, str | None]] = []  # named classes whose base is not plainly a network
     stems = {w.lower() for w in wanted}
     reads = 0
     for n, file in enumerate(ws.files((".py",))):
@@ -1474,9 +1476,15 @@ def _model_from_type_setting(
             mod = next((c for c in re.findall(r"^class (\w+)\(", text, re.M) if c.lower().startswith(target)), None)
             if mod is not None:
                 named_module = (suffixed.group(1), mod, file)
+        bases.update(re.findall(r"^class (\w+)\(\s*(?:\w+\.)*(\w+)", text or "", re.M))
         for m in pattern.finditer(text) if text else ():
-            if "Module" not in m.group(2) and not re.search(r"(?:Net|Model|Arch)\b", m.group(2)):
-                continue  # (a base class named as a network: `Net`, `BaseModel`, `GANArch`)
+            if (
+                "Module" not in m.group(2) and not re.search(r"(?:Net|Model|Arch)\b", m.group(2))
+                and m.group(2).strip().rsplit(".", 1)[-1].lower() not in folded
+            ):  # fmt: skip
+                pending.append((m.group(1), m.group(2).strip().rsplit(".", 1)[-1], file, text))
+                continue  # (a base class named as a network: `Net`, `BaseModel`, `GANArch`; or another network the
+                # config builds: `class CodeFormer(VQAutoEncoder)` beside `network_vqgan.type: VQAutoEncoder`)
             cls = m.group(1)
             key, v = wanted.get(cls) or folded[cls.lower()]
             if _AUXILIARY_NETWORK.search(key) and any(not _AUXILIARY_NETWORK.search(k) for k, _ in wanted.values()):
@@ -1485,6 +1493,15 @@ def _model_from_type_setting(
             return _typed_model(ws, ex, counter, prov, cls, key, v, file, text)
     if later:
         return _typed_model(ws, ex, counter, prov, *later[0])
+    for cls, first, file, text in pending:  # `class MiniGPT4(MiniGPTBase)`, `MiniGPTBase(BaseModel)`: a network of
+        base: str | None = first  # the job's through its own base classes (read in the model modules above)
+        for _ in range(4):
+            if base is None:
+                break
+            if "Module" in base or re.search(r"(?:Net|Model|Arch)$", base):
+                key, v = wanted.get(cls) or folded[cls.lower()]
+                return _typed_model(ws, ex, counter, prov, cls, key, v, file, text)
+            base = bases.get(base)
     if named_module is not None:  # a registry keyed by module name: the setting names the model, its module builds it
         stem, cls, file = named_module
         key, v = wanted[stem]
@@ -1749,8 +1766,12 @@ def _described(name: str, family: str, ex: Extraction) -> str:
     details = [name]
     family = re.sub(r"^(?:py)?torch[-_ ]?|[-_ ]?(?:py)?torch$", "", family, flags=re.I)  # "PyTorch-RetinaNet"
     family = re.sub(r"\s+(?:in|for|with|on|using|implementation)$", "", family, flags=re.I)  # "YOLOv2 in PyTorch"
-    if family and model_type_of([family], None) and _squash(family) not in _squash(name):
-        details.insert(0, family)  # the README names the architecture (VITS, nanoGPT, U-Net, ...)
+    a, b = _squash(family), _squash(name)
+    shared = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    version = shared >= 6 and b not in a  # `MiniGPT4` of "MiniGPT-V": its own name
+    if family and model_type_of([family], None) and _squash(family) not in _squash(name) and not version:
+        details.insert(0, family)  # the README names the architecture (VITS, nanoGPT, U-Net, ...), unless the
+        # class is a version of the project the README names (`MiniGPT4` under "MiniGPT-V")
     if shape := _gpt_shape(ex):
         details.append(shape)
     return f"{details[0]} ({', '.join(details[1:])})" if len(details) > 1 else name
@@ -1875,6 +1896,11 @@ def _dataset(
     if len(imported := _library_datasets(ex)) == 1:
         prov["dataset"] = FieldSource(file=imported[0][0])
         return imported[0][1]  # `from torchtext.datasets import Multi30k` in the helper module that loads the data
+    sections = {k.split(".")[1]: v for k, v in ex.values.items() if k.startswith("datasets.") and k.count(".") >= 2}
+    if len(sections) == 1:  # LAVIS-style `datasets: {cc_sbu_align: {batch_size: 12, ...}}`: the section names it
+        ((name, v),) = sections.items()
+        prov["dataset"] = _source(v)
+        return canonical_dataset(name) or name
     if ws is not None and command and (introduced := readme_command_dataset(ws, command)) is not None:
         prov["dataset"] = FieldSource(file="README.md")
         return introduced  # "for celebA" right above this very command in the README
