@@ -1896,7 +1896,14 @@ def _dataset(
     if len(imported := _library_datasets(ex)) == 1:
         prov["dataset"] = FieldSource(file=imported[0][0])
         return imported[0][1]  # `from torchtext.datasets import Multi30k` in the helper module that loads the data
-    sections = {k.split(".")[1]: v for k, v in ex.values.items() if k.startswith("datasets.") and k.count(".") >= 2}
+    sections = {
+        k.split(".")[1]: v
+        for k, v in ex.values.items()
+        if k.startswith("datasets.")
+        and k.count(".") >= 2
+        and k.split(".")[1].lower() not in _SPLIT_DIRS | _GENERIC_DIRS
+        and not _PLACEHOLDER_NAME.fullmatch(k.split(".")[1])
+    }  # fmt: skip  (KAIR's `datasets: {train: …, test: …}` are splits, not datasets)
     if len(sections) == 1:  # LAVIS-style `datasets: {cc_sbu_align: {batch_size: 12, ...}}`: the section names it
         ((name, v),) = sections.items()
         prov["dataset"] = _source(v)
