@@ -514,3 +514,53 @@ def test_a_typed_network_through_the_jobs_own_base_classes(tmp_path: Path) -> No
     })  # fmt: skip
     mini = extract_metadata(other, "python train.py --cfg-path train_configs/stage2.yaml")
     assert (mini.model_name, mini.dataset) == ("MiniGPT4", "cc_sbu_align")
+
+
+_TTS_TRAIN = """
+import hydra
+import lightning as L
+
+
+@hydra.main(version_base="1.3", config_path="./configs", config_name="finetune.yaml")
+def main(cfg):
+    trainer = hydra.utils.instantiate(cfg.trainer)
+    trainer.fit(hydra.utils.instantiate(cfg.model))
+
+
+if __name__ == "__main__":
+    main()
+"""
+_TTS_CONFIG = """pretrained_ckpt_path: checkpoints/openaudio-s1-mini
+project: default
+paths:
+  run_dir: results/${project}
+trainer:
+  max_steps: 10000
+data:
+  batch_size: 4
+model:
+  _target_: pkg.lit_module.TextToSemantic
+  model:
+    _target_: pkg.llama.BaseTransformer.from_pretrained
+    path: ${pretrained_ckpt_path}
+    lora_config: null
+  optimizer:
+    _target_: torch.optim.AdamW
+    lr: 1e-4
+"""
+
+
+def test_interpolations_and_a_checkpoint_a_hydra_target_loads(tmp_path: Path) -> None:
+    """``path: ${pretrained_ckpt_path}`` resolves to the setting it names (``${project}`` to the command's value),
+    and ``_target_: ….from_pretrained`` with that ``path`` loads the model the job trains ("openaudio-s1-mini"), with
+    LoRA when ``+lora@model.model.lora_config=r_8`` adds adapters (the commit before left interpolations as written
+    and named the Lightning wrapper)."""
+    write(tmp_path, {"train.py": _TTS_TRAIN, "configs/finetune.yaml": _TTS_CONFIG,
+                     "configs/lora/r_8.yaml": "r: 8\nlora_alpha: 16\n"})  # fmt: skip
+    plain = extract_metadata(tmp_path, "python train.py project=my_speaker")
+    assert plain.model_name == "openaudio-s1-mini"
+    lora = extract_metadata(tmp_path, "python train.py project=my_speaker +lora@model.model.lora_config=r_8")
+    assert lora.model_name == "openaudio-s1-mini + LoRA"
+    composed = compose_hydra(Workspace(tmp_path), "train.py", _TTS_TRAIN, {}, ["project=my_speaker"])
+    assert composed is not None
+    assert composed[1]["model.model.path"].value == "checkpoints/openaudio-s1-mini"

@@ -250,4 +250,41 @@ def compose_hydra(
                     if g in _EXPERIMENT_GROUPS:
                         c.apply_group(g, opt)
         c.merge(data, path)
-    return root_path, c.composed
+    return root_path, _interpolated(c.composed, overrides)
+
+
+_INTERPOLATION: Final = re.compile(r"\$\{([\w.]+)\}")
+
+
+def _interpolated(composed: dict[str, Value], overrides: dict[str, Value]) -> dict[str, Value]:
+    """OmegaConf interpolations resolved where they point at another setting (``path: ${pretrained_ckpt_path}``,
+    ``batch_size: ${data.batch_size}``, ``dir: ckpts/${model.name}``), the command line's values first; resolvers
+    (``${oc.env:HOME}``, ``${now:%H}``) and references to nothing are left as written."""
+    known = {**composed, **overrides}
+
+    def value_of(ref: str) -> Any:
+        v = known.get(ref)
+        return None if v is None or (isinstance(v.value, str) and "${" in v.value) else v.value
+
+    out = dict(composed)
+    for _ in range(3):  # (a reference to a reference resolves on a later pass)
+        changed = False
+        for key, v in out.items():
+            if not isinstance(v.value, str) or "${" not in v.value:
+                continue
+            whole = _INTERPOLATION.fullmatch(v.value)
+            if whole is not None and (target := value_of(whole[1])) is not None:
+                out[key] = Value(target, v.source, v.line)
+            else:
+                parts = {m[1]: value_of(m[1]) for m in _INTERPOLATION.finditer(v.value)}
+                if not parts or any(p is None or isinstance(p, dict | list) for p in parts.values()):
+                    continue
+                text = v.value
+                for ref, part in parts.items():
+                    text = text.replace(f"${{{ref}}}", str(part))
+                out[key] = Value(text, v.source, v.line)
+            known[key] = out[key]
+            changed = True
+        if not changed:
+            break
+    return out

@@ -194,6 +194,13 @@ def _pretrained_by_name(ex: Extraction) -> tuple[str, Value] | None:
             if key == "base_model" and "/" not in found[1].value and _keys_a_table(ex, found[1].value):
                 continue  # `llama.base_model: llama_7b` keys the code's table of standard shapes: built from scratch
             return found
+    for key, v in ex.values.items():  # Hydra: `model: {_target_: pkg.BaseTransformer.from_pretrained, path: ckpts/x}`
+        if key.endswith("._target_") and isinstance(v.value, str) and v.value.endswith(".from_pretrained"):
+            section = key.removesuffix("._target_")
+            for arg in ("path", "pretrained_model_name_or_path", "model_name_or_path", "checkpoint", "name"):
+                held = ex.values.get(f"{section}.{arg}")
+                if held is not None and isinstance(held.value, str) and "${" not in held.value and held.value.strip():
+                    return f"{section}.{arg}", held
     for m in re.finditer(r"^(?![ \t]*#).*?(\w*)\.from_pretrained\(\s*['\"]([\w./-]+)['\"]", ex.code, re.M):
         # (not on a commented-out line: `# model = GPT.from_pretrained("gpt2")` loads nothing)
         if any(s in m.group(1) for s in NOT_WEIGHTS_LOADERS):
@@ -1751,7 +1758,10 @@ def _pretrained_name(ex: Extraction, key: str, pretrained: Value) -> str:
     ft = ex.get("finetuning_type")
     peft = ex.uses.get("peft")  # the adapters are built where the code runs (not only under a setting that is off)
     lora_in_code = peft.value is True if peft is not None else re.search(r"\bLoraConfig\(|\bget_peft_model\(", ex.code)
-    lora_rank = ex.get("lora_rank", "lora_r") is not None and (peft is None or peft.value is True)
+    lora_rank = (
+        ex.get("lora_rank", "lora_r") is not None
+        or any(re.search(r"(?:^|\.)lora_config\.(?:r|rank)$", k) and v.value for k, v in ex.values.items())
+    ) and (peft is None or peft.value is True)  # (`model.lora_config: {r: 8, ...}`: adapters of rank 8)
     if (ft is not None and ft.value == "lora") or lora_rank or lora_in_code:
         suffix = " + LoRA"
     elif ft is not None and ft.value == "full":
