@@ -564,3 +564,43 @@ def test_interpolations_and_a_checkpoint_a_hydra_target_loads(tmp_path: Path) ->
     composed = compose_hydra(Workspace(tmp_path), "train.py", _TTS_TRAIN, {}, ["project=my_speaker"])
     assert composed is not None
     assert composed[1]["model.model.path"].value == "checkpoints/openaudio-s1-mini"
+
+
+_MAR_MODELS = """
+import torch.nn as nn
+from timm.models.vision_transformer import Block
+
+
+class MAR(nn.Module):
+    def __init__(self, encoder_embed_dim=1024, encoder_depth=16, class_num=1000):
+        super().__init__()
+        self.class_emb = nn.Embedding(class_num, encoder_embed_dim)
+        self.blocks = nn.ModuleList([Block(encoder_embed_dim, 16) for _ in range(encoder_depth)])
+
+
+def mar_large(**kwargs):
+    return MAR(encoder_embed_dim=1024, encoder_depth=16, **kwargs)
+"""
+_MAR_MAIN = """
+import argparse
+import torch
+from models import mar
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", default="mar_large", type=str)
+parser.add_argument("--class_num", default=1000, type=int)
+args = parser.parse_args()
+model = mar.__dict__[args.model](class_num=args.class_num)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+"""
+
+
+def test_a_registry_model_built_from_vision_transformer_blocks(tmp_path: Path) -> None:
+    """``mar.__dict__[args.model]`` builds ``mar_large`` in a module that imports timm's vision-transformer ``Block``:
+    a vision transformer; a README about image generation is not classification, whatever ``class_num`` the code
+    reads (the commit before said no type, and classification)."""
+    write(tmp_path, {"models/__init__.py": "", "models/mar.py": _MAR_MODELS, "main_mar.py": _MAR_MAIN,
+                     "README.md": "# Autoregressive Image Generation without Vector Quantization\n"})  # fmt: skip
+    md = extract_metadata(tmp_path, "python main_mar.py --model mar_large")
+    assert md.model_type == "vision_transformer"
+    assert md.task != "image_classification"

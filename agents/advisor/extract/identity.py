@@ -435,10 +435,12 @@ def task_of(
         return "image_classification"  # a recurrent net reading images (row by row) against class labels
     if re.search(r"\bpsnr\b|calculate_psnr|peak_signal_noise_ratio", code, re.I):  # an image restoration job
         return "image_super_resolution" if re.search(r"super[-_ ]?resolution|upscale|\bscale\b", code, re.I) else None
-    if (model_type in ("cnn", "mlp", "vision_transformer") and _CLASSIFIES.search(f"{code}\n{reached}")) or re.search(
-        r"num_classes|accuracy|classif", low
-    ):
-        return "image_classification"  # an image model trained against class labels (no flow, VAE or GAN loss)
+    if (
+        (model_type in ("cnn", "mlp", "vision_transformer") and _CLASSIFIES.search(f"{code}\n{reached}"))
+        or re.search(r"num_classes|accuracy|classif", low)
+    ) and not re.search(r"\bimage generation|\bgenerative\b|\bsynthesis\b", low):
+        return "image_classification"  # an image model trained against class labels (no flow, VAE or GAN loss;
+        # not where the project says it generates: class-conditional generation)
     return None
 
 

@@ -1235,6 +1235,22 @@ def _arms_ruled_out(cls: ast.ClassDef, ex: Extraction) -> set[int]:
     return out
 
 
+_VIT_BLOCKS: Final = re.compile(
+    r"^\s*from\s+timm\.models\.(?:vision_transformer|vit|deit|swin_transformer)\w*\s+import", re.M
+)
+
+
+def _type_by_blocks(ws: Workspace | None, model: _Model, ex: Extraction) -> str | None:
+    """A model whose module builds it from a vision transformer's blocks (``from timm.models.vision_transformer
+    import Block``): a vision transformer, whatever else it adds (MAR's diffusion head). The module is the class's, or
+    (a registry's builder function, ``mar.__dict__[args.model]``) the job module defining the builder."""
+    text = ws.read_text_or_none(model.cls.file) if ws is not None and model.cls is not None and model.cls.file else None
+    if text is None and model.cls is None and model.name and re.fullmatch(r"\w+", model.name):
+        builder = re.compile(rf"^def {re.escape(model.name)}\(", re.M)
+        text = next((t for _, t in ex.modules[:40] if builder.search(t)), None)
+    return "vision_transformer" if text and _VIT_BLOCKS.search(text) else None
+
+
 def _type_by_layers(model: _Model) -> str | None:
     """The family of the counted model by where its parameters are: convolutions and no recurrent layers, or mostly
     convolutions (a CNN), recurrent layers (an RNN), or only linear layers (an MLP); None when it is mixed or
@@ -2357,7 +2373,12 @@ def _identify(
     elif pretrained is None and ident.model_name:
         ident.model_name = _described(ident.model_name, family, ex)
     names = [str(pretrained.value) if pretrained else "", ident.model_name or "", model.cls.name if model.cls else ""]
-    ident.model_type = model_type_of(names, model.cls) or model_type_of([family], None) or _type_by_layers(model)
+    ident.model_type = (
+        model_type_of(names, model.cls)
+        or model_type_of([family], None)
+        or _type_by_blocks(ws, model, ex)
+        or _type_by_layers(model)
+    )
     if ident.model_type is None and pretrained is None and title:
         ident.model_type = specific_family(title)  # the project's title names the family (a title too long to be
         # the model's name: "FastSpeech 2 - PyTorch Implementation")
