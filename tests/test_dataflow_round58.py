@@ -604,3 +604,12 @@ def test_a_registry_model_built_from_vision_transformer_blocks(tmp_path: Path) -
     md = extract_metadata(tmp_path, "python main_mar.py --model mar_large")
     assert md.model_type == "vision_transformer"
     assert md.task != "image_classification"
+
+
+def test_a_batch_slot_of_zero_is_no_batch(tmp_path: Path) -> None:
+    """``batch_size: int = 0  # [automatically set]`` of a Tap class that nothing on the path fills: no batch, not a
+    batch of 0 (the commit before reported 0 per device and 0 in all)."""
+    write(tmp_path, {"utils/__init__.py": "", "utils/arg_util.py": _TAP_ARGS.replace("    args.batch_size = bs_per_gpu\n", ""),
+                     "train.py": _TAP_TRAIN.replace("batch_size=args.batch_size", "batch_sampler=None")})  # fmt: skip
+    md = extract_metadata(tmp_path, "torchrun --nproc_per_node=8 train.py --bs=512 --ep=200")
+    assert (md.batch_size_per_device, md.global_batch_size) == (None, None)

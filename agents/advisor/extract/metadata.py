@@ -899,6 +899,9 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages, command: str = "") -> Wo
             t.prov["global_batch_size"] = FieldSource(file=told.source, line=told.line, path="static")
             if per_device is None:
                 t.prov.pop("batch_size_per_device", None)
+        if isinstance(per_device, int) and per_device <= 0:  # `batch_size: int = 0  # [automatically set]`: a slot
+            per_device, global_bs = None, None  # the code fills at run time, no batch of its own
+            t.prov.pop("batch_size_per_device", None)
     frameworks: list[str] = []
     with st.step("frameworks"):
         frameworks = _frameworks(ex, setup.zero_stage)
