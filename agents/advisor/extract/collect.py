@@ -640,8 +640,8 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
     code = (ws.read_text_or_none(script) or "") + launch.entry_suffix
     ex.code = code
     from_args: list[tuple[str, str, str]] = []  # `if args.batch_size: config.DATA.BATCH_SIZE = args.batch_size`
-    for module in _local_imports(ws, code, script):  # config trees' defaults (yacs _C.X.Y = ...): lowest priority
-        text = ws.read_text_or_none(module)
+    imported = [(module, ws.read_text_or_none(module)) for module in _local_imports(ws, code, script)]  # read once
+    for module, text in imported:  # config trees' defaults (yacs _C.X.Y = ...): lowest priority
         if text and re.search(r"\b(?:CfgNode|CN|ConfigDict|ConfigNode|EasyDict|edict)\(", text):
             ex.values.update(config_tree_assignments(text, module))
             from_args += settings_from_args(text)
@@ -653,8 +653,8 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
     ex.values.update({k: Value(v, f, ln) for k, (v, f, ln) in factory_defaults.items()})
     ex.values.update({k: Value(v, f, ln) for k, (v, f, ln) in flag_factory_defaults(ws, code, script).items()})
     wrappers = argument_wrappers(code)  # `py.arg("--epochs", ...)`: a function of the job forwarding to add_argument
-    for module in _local_imports(ws, code, script):
-        if (text := ws.read_text_or_none(module)) and ".add_argument(*" in text:
+    for _, text in imported:
+        if text and ".add_argument(*" in text:
             wrappers |= argument_wrappers(text)
     specs = (
         argparse_specs(code, wrappers, script)
@@ -662,8 +662,8 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
         + dict_parser_specs(ws, code, script)
         + tap_specs(code, script)
     )
-    for module in _local_imports(ws, code, script):  # typed-argument-parser classes the entry's modules define
-        if (text := ws.read_text_or_none(module)) and "Tap" in text:
+    for module, text in imported:  # typed-argument-parser classes the entry's modules define
+        if text and "Tap" in text:
             specs += tap_specs(text, module)
     loose: dict[str, Value] = {}  # flags no option of the script defines
     options: dict[str, Value] = {}  # the script's own options, as the command sets them

@@ -215,7 +215,8 @@ def compose_hydra(
             beside, beside_defaults, _, beside_path = c.load(d)
             for bd in beside_defaults:  # (one level of that config's own plain defaults)
                 if isinstance(bd, str) and bd not in ("_self_", d) and c.exists("", bd):
-                    c.merge(c.load(bd)[0], c.load(bd)[3])
+                    nested, _, _, nested_path = c.load(bd)
+                    c.merge(nested, nested_path)
             c.merge(beside, beside_path)
     c.merge(root, root_path)
     listed = {str(g).replace("optional ", "").strip() for d in defaults if isinstance(d, dict) for g in d}

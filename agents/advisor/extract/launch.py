@@ -372,6 +372,11 @@ _TEST_OPS: Final[dict[str, Callable[[str, str], bool]]] = {
 }  # fmt: skip
 
 
+def _expanded_truth(condition: str, variables: dict[str, str]) -> bool | None:
+    """:func:`_test_truth` of a test with the script's variables expanded in it."""
+    return _test_truth(_VAR.sub(functools.partial(_expand, variables, len(condition)), condition))
+
+
 def _test_truth(condition: str) -> bool | None:
     """A shell test's truth when its words are all known: ``[ -n "$X" ]``, ``[[ $GPUS -lt 8 ]]``, ``test a = b``;
     None for anything else (files, commands, unexpanded variables, ``&&`` chains)."""
@@ -460,8 +465,7 @@ def _conditional(line: str, arms: list[_Arms], variables: dict[str, str]) -> boo
     m = _IF.fullmatch(line)
     if m is None or m[2].endswith(("fi", "fi;")):
         return False  # a one-line `if ...; then ...; fi` is read as a command line
-    expanded = _VAR.sub(functools.partial(_expand, variables, len(line)), m[2])
-    truth = _test_truth(expanded)
+    truth = _expanded_truth(m[2], variables)
     if m[1] == "if":
         outer = all(a.live is not False for a in arms)
         arms.append(_Arms(truth if outer else False, truth if outer else True))
@@ -490,7 +494,7 @@ def _loop_line(line: str, n: int, arms: list[_Arms], loops: list[_Loop], variabl
     [[ "$1" != "" ]]; do case $1 in -m) shift; MODEL=$1 ;; esac; shift; done`` reads every option given); a test the
     variables cannot tell runs the body once, as may-run. Returns the line to go on after (None: not such a line)."""
     if m := _WHILE.fullmatch(line):
-        truth = _test_truth(_VAR.sub(functools.partial(_expand, variables, len(line)), m[1]))
+        truth = _expanded_truth(m[1], variables)
         outer = all(a.live is not False for a in arms)
         arms.append(_Arms(truth if outer else False, True))
         loops.append(_Loop(n, m[1], len(arms)))
@@ -499,7 +503,7 @@ def _loop_line(line: str, n: int, arms: list[_Arms], loops: list[_Loop], variabl
         return None
     loop, body = loops[-1], arms.pop()
     if body.live is True and loop.rounds < _LOOP_ROUNDS:
-        truth = _test_truth(_VAR.sub(functools.partial(_expand, variables, len(line)), loop.test))
+        truth = _expanded_truth(loop.test, variables)
         if truth is True:
             loop.rounds += 1
             arms.append(_Arms(True, True))

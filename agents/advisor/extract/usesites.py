@@ -707,7 +707,7 @@ class _Resolver:
                     local[t.id] = _Inline(local).visit(copy.deepcopy(stmt.value))
         if rhs is None:
             return None
-        renamed = _Rename(ns.held_as, caller_name).visit(rhs)
+        renamed = _Inline({ns.held_as: ast.Name(id=caller_name, ctx=ast.Load())}).visit(rhs)  # the caller's name
         v = self.value(renamed, scope, line, depth + 1)
         return None if v is _UNKNOWN else v
 
@@ -1197,23 +1197,17 @@ def _parsing_builder(fn: ast.FunctionDef) -> str | None:
 
 
 class _Inline(ast.NodeTransformer):
-    """A copy of an expression with the function's local names replaced by what they were set to."""
+    """A copy of an expression with names replaced: a function's locals by what they were set to, or the builder's
+    name for the arguments by the caller's (a replacement without a place of its own takes the name's)."""
 
     def __init__(self, local: dict[str, ast.expr]) -> None:
         self.local = local
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
-        return copy.deepcopy(self.local[node.id]) if node.id in self.local else node
-
-
-class _Rename(ast.NodeTransformer):
-    """A copy of an expression with one name replaced (the builder's name for the arguments → the caller's)."""
-
-    def __init__(self, old: str, new: str) -> None:
-        self.old, self.new = old, new
-
-    def visit_Name(self, node: ast.Name) -> ast.Name:
-        return ast.copy_location(ast.Name(id=self.new, ctx=node.ctx), node) if node.id == self.old else node
+        if node.id not in self.local:
+            return node
+        new = copy.deepcopy(self.local[node.id])
+        return new if hasattr(new, "lineno") else ast.copy_location(new, node)
 
 
 def _load(target: ast.expr) -> ast.expr:
@@ -2253,10 +2247,10 @@ def _epoch_loops(tree: ast.AST) -> Iterator[tuple[ast.Call, int]]:
             and any(_EP_WORD.fullmatch(w) for w in words) and not any("episode" in w.lower() for w in words)
         )  # fmt: skip
         bounded = any(  # `for i in range(n_epoch)`, `range(args.epochs)`: the bound is the epoch count
-            "epoch" in (word := (n.id if isinstance(n, ast.Name) else n.attr).lower())
+            "epoch" in (word := w.lower())
             and not _PER_EPOCH.search(word)  # `range(cfg.TRAIN.epoch_iters)` counts the steps of one epoch
-            for n in walk(bound) if isinstance(n, ast.Name | ast.Attribute)
-        )  # fmt: skip
+            for w in words
+        )
         start_known = len(node.iter.args) == 1 or isinstance(node.iter.args[0], ast.Constant)
         if named or (bounded and start_known and not _trains_each_pass(node)):
             yield node.iter, node.lineno
