@@ -739,6 +739,16 @@ _BATCH_PER_RANK: Final = re.compile(
 )
 
 
+def _splits_batch(text: str) -> bool:
+    """Whether ``text`` divides a batch setting by the number of ranks (``batch_size // world_size``); a batch
+    that is itself a divisor (``epochs * trainset_size // args.batch_size // args.world_size``: a step count) is
+    not split."""
+    return any(
+        not re.search(r"/\s*[\w.\[\]'\"]*$", text[max(0, m.start() - 200) : m.start()])
+        for m in _BATCH_PER_RANK.finditer(text)
+    )
+
+
 def job_modules(ws: Workspace, script: str, code: str, depth: int = 3, cap: int = 40) -> list[tuple[str, str]]:
     """The job's own modules the entry script reaches through imports (breadth first, ``depth`` hops, ``cap`` files),
     with their text."""
@@ -801,11 +811,11 @@ def _data_module_and_deepspeed(ws: Workspace, ex: Extraction) -> None:
         v = ex.values.get(key)
         if v is not None and isinstance(v.value, str) and "." in v.value:
             text = ws.read_text_or_none(v.value.rpartition(".")[0].replace(".", "/") + ".py") or ""
-            ex.batch_divided_by_world |= bool(re.search(r"batch_size\s*//\s*[\w.]*world_size", text))
+            ex.batch_divided_by_world |= _splits_batch(text)
     script = ex.launch.script or ""
     if script.endswith(".py"):
         ex.modules = job_modules(ws, script, ex.code)
-    ex.batch_split_in_code = any(_BATCH_PER_RANK.search(t) for t in [ex.code, *(t for _, t in ex.modules)])
+    ex.batch_split_in_code = any(_splits_batch(t) for t in [ex.code, *(t for _, t in ex.modules)])
     loader = ex.uses.get("batch")
     ex.batch_divided_by_world |= loader is not None and loader.how == SPLIT_LOADER
     if not ex.batch_divided_by_world and "batch" not in ex.uses:

@@ -655,12 +655,13 @@ def _attr_chain(t: ast.expr) -> tuple[str, list[str]] | None:
     return (t.id, list(reversed(parts))) if isinstance(t, ast.Name) and parts else None
 
 
-_BASE_KEYS: Final = ("_BASE_", "_base_", "defaults_base")
+_BASE_KEYS: Final = ("_BASE_", "_base_", "defaults_base", "$include")
 
 
 def load_with_bases(read: Any, path: str, depth: int = 0) -> dict[str, Value]:
     """A structured config with the files its ``_BASE_`` / ``_base_`` key names merged under it first
-    (detectron2, MMEngine); ``read(path)`` gives a file's text or None."""
+    (detectron2, MMEngine), or its ``$include`` list (argbind: paths from where the job runs, in order);
+    ``read(path)`` gives a file's text or None."""
     text = read(path)
     if text is None:
         return {}
@@ -673,7 +674,9 @@ def load_with_bases(read: Any, path: str, depth: int = 0) -> dict[str, Value]:
         for rel in base.value if isinstance(base.value, list) else [base.value]:
             if isinstance(rel, str):
                 parent = path.rsplit("/", 1)[0] if "/" in path else "."
-                out.update(load_with_bases(read, posixpath.normpath(f"{parent}/{rel}"), depth + 1))
+                beside = posixpath.normpath(f"{parent}/{rel}")
+                at = posixpath.normpath(rel) if key == "$include" and read(beside) is None else beside
+                out.update(load_with_bases(read, at, depth + 1))
     out.update({k: v for k, v in own.items() if k not in _BASE_KEYS})
     return out
 

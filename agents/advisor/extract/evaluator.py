@@ -751,6 +751,8 @@ class Evaluator:
                 obj.attrs.update({k: v for k, v in value.items() if isinstance(k, str)})
             elif isinstance(obj, Obj):
                 obj.attrs[target.attr] = value
+            elif isinstance(obj, dict):  # `args.latent_size = 32` on a loaded config: an attribute-access dict
+                obj[target.attr] = value  # (OmegaConf's DictConfig, EasyDict): the attribute is its key
         elif isinstance(target, ast.Tuple | ast.List):
             if value is UNKNOWN or isinstance(value, Obj):
                 for elt in target.elts:
@@ -1014,6 +1016,14 @@ class Evaluator:
             return ("module", sub) if sub else default
         return found
 
+    def _argbind_bound(self, bound: Any, expr: ast.expr) -> Any:
+        """``DAC = argbind.bind(dac.model.DAC)``: the callable with the keyword arguments the job's config gives it
+        under its name (``DAC.encoder_dim: 64`` in the YAML ``--args.load`` reads); argbind fills them at the call."""
+        name = expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else ""
+        held = self.parsed_settings.attrs.get(name) if self.parsed_settings is not None and name else None
+        given = tuple(held.attrs.items()) if isinstance(held, Obj) else ()
+        return ("partial", bound, (), given) if given else bound
+
     def _call(self, node: ast.Call, env: dict[str, Any], file: str) -> Any:
         fn = node.func
         args: list[Any] = []
@@ -1065,6 +1075,8 @@ class Evaluator:
                 return list(getattr(args[0], _SIX_ITER[name])())  # `six.iteritems(kwargs)`: Python 2 compatibility
             if target == ("ext", "functools") and name == "partial" and args:
                 return ("partial", args[0], tuple(args[1:]), tuple(kwargs.items()))
+            if target == ("ext", "argbind") and name == "bind" and args and node.args:
+                return self._argbind_bound(args[0], node.args[0])
             if (
                 _is_ext(target) and is_config_singleton(str(target[1]), name) and not args and not kwargs
                 and self.parsed_settings is not None

@@ -372,6 +372,7 @@ def layer_census(texts: list[str]) -> str | None:
     return "mlp" if kinds == {"linear"} else None
 
 
+_SFT_DATA: Final = re.compile(r"(?:^|[-_/ ])(?:sft|instruct(?:ions?)?)(?:[-_/ ]|$)", re.I)
 _INSTRUCTION: Final = re.compile(
     r"###\s*(?:Instruction|Response)|\binstruction\b.{0,80}\b(?:input|output|response)\b|\bapply_chat_template\(|"
     r"\bget_conv(?:ersation)?_template\(|\bconv(?:ersation)?\.roles\b|"  # chat turns in a conversation template
@@ -389,10 +390,11 @@ def task_of(
     stage: str | None,
     tokens: bool = False,
     reached: str = "",
+    dataset: str = "",
 ) -> str | None:
     """The training task from the trainer stage, the model family, model heads and wording in code/README;
     ``tokens``: the model embeds tokens (an embedding table and no convolution); ``reached``: the text of the
-    modules and configs the entry reaches (where a classifier's loss may be written)."""
+    modules and configs the entry reaches (where a classifier's loss may be written); ``dataset``: the data's name."""
     stages = {"sft": "instruction_finetuning", "dpo": "preference_optimization_dpo", "pt": "language_modeling",
               "rm": "preference_optimization_dpo", "kto": "preference_optimization_dpo"}  # fmt: skip
     if stage and stage in stages:
@@ -417,8 +419,9 @@ def task_of(
         if re.search(pattern, low):
             return task
     if model_type == "decoder_only_transformer":
-        if pretrained and _INSTRUCTION.search(code):
-            return "instruction_finetuning"  # the code formats instruction/response pairs (or chat turns)
+        if pretrained and (_INSTRUCTION.search(code) or _SFT_DATA.search(dataset)):
+            return "instruction_finetuning"  # the code formats instruction/response pairs (or chat turns), or the
+            # data is named as supervised fine-tuning data (`allenai/tulu-3-sft-mixture`)
         return "language_model_finetuning" if pretrained else "language_modeling"
     if model_type == "encoder_only_transformer":
         return "masked_language_modeling"

@@ -560,11 +560,18 @@ def _imports_used(code: str, package: str) -> bool:
     except SyntaxError:
         return re.search(rf"from {package} import|import {package}\b", code) is not None
 
+    read = {n.id for n in walk(tree) if isinstance(n, ast.Name)}  # names the code reads (an import never read, Latte's
+    # `from transformers import T5EncoderModel` for a text-to-video path it dropped, loads nothing)
+
     def imports(node: ast.AST) -> bool:
         return (
             isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == package
-            and not all(_UTILITY_IMPORT.fullmatch(a.name) for a in node.names)
-        ) or (isinstance(node, ast.Import) and any(a.name.split(".")[0] == package for a in node.names))  # fmt: skip
+            and any(not _UTILITY_IMPORT.fullmatch(a.name) and (a.name == "*" or (a.asname or a.name) in read)
+                    for a in node.names)
+        ) or (
+            isinstance(node, ast.Import)
+            and any(a.name.split(".")[0] == package and (a.asname or a.name.split(".")[0]) in read for a in node.names)
+        )  # fmt: skip
 
     functions = [f for f in walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
     inside = {id(n) for f in functions for n in walk(f)}
@@ -679,6 +686,12 @@ def _precision(ex: Extraction) -> str:
         return "bf16"  # (axolotl's `bf16: auto`: bf16 wherever the GPU has it)
     if (v := ex.get("fp16", "fp16_run", "amp", "use_fp16", "use_amp")) is not None and v.value is True:
         return "fp16"
+    if (v := ex.get("amp", "use_amp", "amp_dtype")) is not None and isinstance(v.value, str):
+        said = v.value.strip().lower()  # `--amp bf16` (a choice of fp32 / fp16 / bf16), apex's `--amp O1`
+        if said in ("bf16", "bfloat16"):
+            return "bf16"
+        if said in ("fp16", "float16", "half", "o1", "o2", "o3"):
+            return "fp16"
     if (v := ex.get("mixed_precision", "use_mixed_precision")) is not None and v.value is True:
         kind = ex.get("mixed_precision_dtype", "amp_dtype")  # `common.mixed_precision: true`: AMP, float16 unless
         return "bf16" if kind is not None and "bf" in str(kind.value).lower() else "fp16"  # its dtype says bf16

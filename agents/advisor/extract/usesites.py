@@ -22,6 +22,7 @@ Nothing is executed; work is bounded by the extraction budget and a recursion de
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 import copy
 import math
@@ -386,6 +387,12 @@ class _Resolver:
                 return _UNKNOWN
             inside = a in [e.value for e in node.comparators[0].elts if isinstance(e, ast.Constant)]
             return inside if isinstance(node.ops[0], ast.In) else not inside
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In | ast.NotIn):
+            a, b = self.value(node.left, scope, line, d), self.value(node.comparators[0], scope, line, d)
+            if isinstance(a, str) and isinstance(b, str | list | tuple | set | frozenset):
+                inside = a in b  # `'LatteT2V' in args.model`: a substring of the setting, or one of a list's items
+                return inside if isinstance(node.ops[0], ast.In) else not inside
+            return _UNKNOWN
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             a, b = self.value(node.left, scope, line, d), self.value(node.comparators[0], scope, line, d)
             if isinstance(node.ops[0], ast.Eq | ast.NotEq) and _is_cpu_test(node, a, b):
@@ -563,6 +570,8 @@ class _Resolver:
             return _Namespace(name)
         if fn.name in self.entry_points and name in self.cli:
             return self.cli[name]
+        if (key := _argbind_key(fn, name)) is not None and (given := self.settings.get(key)) is not None:
+            return given.value  # `@argbind.bind(without_prefix=True) def train(..., batch_size=12)`: the config's
         sites = [c for c in self.calls.get(fn.name, []) if isinstance(c[0].func, ast.Name)]
         if len(sites) > 1:  # `if not opt.evolve: train(opt.hyp, …) else: … train(hyp.copy(), …)`: the arm that runs
             sites = [c for c in sites if self._site_may_run(c[0], c[1], depth)] or sites
@@ -1452,7 +1461,8 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         and (a := _args_of(call, ("batch_size",), 0)) is not None
     ):  # fmt: skip
         yield "batch", a, f"tf.data.Dataset.{name}()"  # `dataset.shuffle(…).padded_batch(batch_size, …)`
-    elif name == "auto_dataloader":  # ignite's idist.auto_dataloader: the batch is the total, split over the ranks
+    elif name in ("auto_dataloader", "prepare_dataloader"):  # ignite's idist.auto_dataloader, audiotools'
+        # Accelerator.prepare_dataloader: the batch is the total, split over the ranks
         if (a := _args_of(call, ("batch_size",))) is not None:
             yield "batch", a, SPLIT_LOADER
     elif name == "IterationBasedBatchSampler" and (a := _args_of(call, ("num_iterations",), 1)) is not None:
@@ -1545,6 +1555,13 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     elif name == "initialize" and dotted.endswith("deepspeed.initialize"):
         if (a := _args_of(call, ("config", "config_params"))) is not None:
             yield "deepspeed", a, "deepspeed.initialize(config=)"
+    elif (
+        isinstance(call.func, ast.Call) and isinstance(call.func.func, ast.Name) and len(call.func.args) == 1
+        and not call.func.keywords and not isinstance(call.func.args[0], ast.Starred)
+        and call.func.func.id not in _NOT_GETTERS
+    ):  # fmt: skip
+        yield "registry_key", call.func.args[0], f"{call.func.func.id}(...)()"  # `get_RepVGG_func_by_name(name)(…)`:
+        # the constructor a getter returns for the key (its `func_dict[name]`), called
     elif isinstance(call.func, ast.Subscript) and isinstance(call.func.value, ast.Name | ast.Attribute):
         if _dotted(call.func.value).endswith("__dict__") and not _DATA_REGISTRIES.search(_dotted(call.func.value)):
             yield "model", call.func.slice, f"{_dotted(call.func.value)}[...]()"  # a registry: vits.__dict__[arch]()
@@ -1574,6 +1591,7 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     elif (
         name in ("autocast", "GradScaler") and not _kwargs_any(call, ("dtype", "enabled")) and not call.args
         and not any(kw.arg is None for kw in call.keywords)  # `autocast(**kwargs)`: whatever its caller passes
+        and _torch_amp(call.func)
     ):  # fmt: skip
         yield "amp_dtype", ast.Constant("float16"), f"{name}()"  # on by default: CUDA autocast is float16
     elif (wrap := _wrap_kind(name)) is not None:  # the model wrapped for data parallelism: which kind (calls in arms
@@ -1850,6 +1868,84 @@ def _sampler_batch(built: ast.Call) -> ast.expr | None:
     if kw is None and _callee(built) == "BatchSampler" and len(built.args) >= 2:
         kw = built.args[1]
     return kw
+
+
+def _argbind_bound(tree: ast.Module) -> tuple[dict[str, str], dict[int, str]]:
+    """argbind's bindings: module names bound to ``argbind.bind(torch.optim.AdamW, "generator", …)`` → the bound
+    callable's name (``AdamW``), whose keyword arguments the config gives (``AdamW.lr: 1e-4``); and the calls made
+    under ``with argbind.scope(args, "generator"):`` → that scope (``generator/AdamW.lr`` comes first there)."""
+    bound: dict[str, str] = {}
+    for stmt in tree.body:
+        if (
+            isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Call) and _dotted(stmt.value.func) == "argbind.bind" and stmt.value.args
+            and isinstance(target := stmt.value.args[0], ast.Attribute | ast.Name)
+        ):  # fmt: skip
+            bound[stmt.targets[0].id] = target.attr if isinstance(target, ast.Attribute) else target.id
+    scopes: dict[int, str] = {}
+    if bound:
+        for w in walk(tree):
+            if not isinstance(w, ast.With):
+                continue
+            for item in w.items:
+                c = item.context_expr
+                if (
+                    isinstance(c, ast.Call) and _dotted(c.func) == "argbind.scope" and len(c.args) >= 2
+                    and isinstance(c.args[1], ast.Constant) and isinstance(c.args[1].value, str)
+                ):  # fmt: skip
+                    scopes.update((id(n), c.args[1].value) for stmt in w.body for n in walk(stmt))
+    return bound, scopes
+
+
+def _argbind_key(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> str | None:
+    """The config key argbind fills parameter ``name`` of ``fn`` from when ``fn`` is decorated ``@argbind.bind``:
+    the bare name ``without_prefix=True``, else ``fn.name`` (``train.batch_size``); None for an undecorated one."""
+    for d in fn.decorator_list:
+        call = d if isinstance(d, ast.Call) else None
+        if _dotted(call.func if call is not None else d) != "argbind.bind":
+            continue
+        bare = call is not None and any(
+            k.arg == "without_prefix" and isinstance(k.value, ast.Constant) and k.value.value is True
+            for k in call.keywords
+        )
+        return name if bare else f"{fn.name}.{name}"
+    return None
+
+
+def _argbind_filled(call: ast.Call, name: str, scope: str | None, settings: dict[str, Value]) -> ast.Call:
+    """``AdamW(params)`` of an argbind-bound ``AdamW``, with the keyword arguments the config gives it written in
+    (the scope's ``generator/AdamW.lr`` over the plain ``AdamW.lr``), as argbind passes them."""
+    given = {kw.arg for kw in call.keywords}
+    extra: dict[str, Any] = {}
+    for prefix in ([f"{scope}/{name}."] if scope else []) + [f"{name}."]:
+        for key, v in settings.items():
+            kw = key[len(prefix) :]
+            if key.startswith(prefix) and kw.isidentifier() and kw not in given and kw not in extra:
+                extra[kw] = v.value
+    if not extra:
+        return call
+    keywords = [*call.keywords, *(ast.keyword(arg=k, value=ast.Constant(value=x)) for k, x in extra.items())]
+    return ast.copy_location(ast.Call(func=call.func, args=call.args, keywords=keywords), call)
+
+
+_NOT_GETTERS: Final = frozenset(dir(builtins)) | {"partial", "deepcopy", "copy"}  # `type(self)(…)`, `iter(x)()`
+
+
+def _torch_amp(func: ast.expr) -> bool:
+    """``autocast`` / ``GradScaler`` of torch (``torch.cuda.amp.autocast``, ``amp.GradScaler``, an imported name),
+    not an object's method of that name (audiotools' ``accel.autocast()``, Accelerate's
+    ``accelerator.autocast()``: mixed precision only where the object's own setting turns it on)."""
+    if not isinstance(func, ast.Attribute):
+        return True
+    root = func.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return isinstance(root, ast.Name) and root.id in ("torch", "amp", "cuda")
+
+
+def _names_autocast(value: ast.expr) -> bool:
+    """``torch.cuda.amp.autocast`` or ``torch.autocast`` itself, not called: a context manager handed on."""
+    return isinstance(value, ast.Attribute) and value.attr == "autocast" and _dotted(value).startswith("torch.")
 
 
 def _rebound_locally(scope: ast.AST, call: ast.Call) -> bool:
@@ -2554,6 +2650,7 @@ def find_uses(
     batch_args: dict[int, ast.expr] = {}  # line → the batch expression of the loader kept there
     dead = _dead_code(r, tree)
     dead |= _unreached_functions(tree, dead)
+    binds, bind_scopes = _argbind_bound(tree)
     training_loader = any(  # a loader on training data exists: an evaluation loader's batch is never the job's
         isinstance(n, ast.Call) and id(n) not in dead and _callee(n).endswith("DataLoader") and _loader_rank(n) > 0
         for n in walk(tree)
@@ -2564,12 +2661,24 @@ def find_uses(
         and _callee(loop.iter) in ("modules", "children") and not loop.iter.args
     }  # fmt: skip
     frozen = _frozen_modules(tree)
+    held_by = {  # a call → the name its statement binds (`vae = AutoencoderKL.from_pretrained(…).to(device)`)
+        id(c): stmt.targets[0].id for stmt in walk(tree)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+        for c in walk(stmt.value) if isinstance(c, ast.Call)
+    } if frozen else {}  # fmt: skip
     for node in walk(tree):
         charge_nodes()
         if isinstance(node, ast.Call) and _callee(node) in _PEFT_CALLS:  # adapters built where the code runs, or only
             live = id(node) not in dead  # in an arm the settings rule out (`if training_args.use_lora:`, off)
             if live or "peft" not in out:
                 out["peft"] = Use(live, file, node.lineno, f"{_callee(node)}() {'runs' if live else 'in dead code'}")
+        if (
+            isinstance(node, ast.Assign) and id(node) not in dead and _names_autocast(node.value)
+            and "amp_dtype" not in out
+        ):  # fmt: skip
+            said = f"{_dotted(node.value)} bound where the code runs (called later as a context manager)"
+            out["amp_dtype"] = Use("float16", file, node.lineno, said)  # (timm's `amp_autocast = torch.cuda.amp.
+            # autocast` under `use_amp == "native"`): CUDA autocast with no dtype is float16
         if not isinstance(node, ast.Call) or id(node) in dead:
             continue
         if (
@@ -2588,7 +2697,12 @@ def find_uses(
         if _callee(node) == "device_count" and "device_count" not in out:
             out["device_count"] = Use(True, file, node.lineno, "reads the visible GPU count where it runs")
         scope = _scope_at(r, tree, node.lineno)
-        found = [(c, False) for c in _consumers(node)] + [(c, True) for c in _helper_consumers(ws, r, node, file)]
+        seen = (  # (an argbind-bound callable, called with the keyword arguments its config gives it)
+            _argbind_filled(node, binds[node.func.id], bind_scopes.get(id(node)), settings)
+            if isinstance(node.func, ast.Name) and node.func.id in binds
+            else node
+        )
+        found = [(c, False) for c in _consumers(seen)] + [(c, True) for c in _helper_consumers(ws, r, seen, file)]
         for (fieldname, arg, said), in_helper in found:
             how = said
             if fieldname == "batch" and training_loader and in_helper:
@@ -2598,6 +2712,8 @@ def find_uses(
                 wrapped = _unwrapped_name(node)
                 if wrapped is not None and wrapped in frozen:
                     continue  # `teacher = nn.DataParallel(teacher)`: a network only run for its outputs
+            if fieldname == "model" and held_by.get(id(node)) in frozen:
+                continue  # `vae = AutoencoderKL.from_pretrained(…)` then `vae.requires_grad_(False)`: not trained
             if fieldname in ("amp_dtype", "amp_enabled") and (
                 _rebound_locally(scope.node, node)
                 or (isinstance(scope.node, ast.FunctionDef | ast.AsyncFunctionDef) and _without_grad(scope.node))
@@ -2691,6 +2807,7 @@ def find_uses(
                 if (
                     isinstance(node, ast.Call) and _callee(node) == "autocast" and not node.args
                     and not _kwargs_any(node, ("dtype", "enabled")) and not _rebound_locally(mod_tree, node)
+                    and _torch_amp(node.func)
                 ):  # fmt: skip
                     out["amp_dtype"] = Use("float16", mod_file, node.lineno, f"{_callee(node)}() in {mod_file}")
                     break
@@ -2782,10 +2899,13 @@ def _frozen_modules(tree: ast.AST) -> set[str]:
     modes: dict[str, set[str]] = {}
     for n in walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
-            modes.setdefault(n.func.value.id, set()).add(n.func.attr)
+            method = n.func.attr
+            if method == "requires_grad_" and n.args and _is_false(n.args[0]):
+                method = "freeze"  # `vae.requires_grad_(False)`: a latent-diffusion job's frozen autoencoder
+            modes.setdefault(n.func.value.id, set()).add(method)
     return {
         name for name, called in modes.items()
-        if "eval" in called and not called & {"train", "parameters", "named_parameters", "requires_grad_"}
+        if called & {"eval", "freeze"} and not called & {"train", "parameters", "named_parameters", "requires_grad_"}
     }  # fmt: skip
 
 

@@ -91,6 +91,7 @@ class _Model:
     count: int | None = None
     kinds: dict[str, int] | None = None  # parameters of the layers the counted model holds, by family
     part: bool = False  # named by a setting of one part's section (`model_params.decoder.type`), not the whole
+    file: str | None = None  # the module defining the built object's class, where no class was looked up
 
 
 def _source(v: Value) -> FieldSource:
@@ -1240,11 +1241,18 @@ _VIT_BLOCKS: Final = re.compile(
 )
 
 
+def _origin_file(built: Obj) -> str | None:
+    """The file of the job's class an object was built from (``("def", ClassDef, file)``)."""
+    origin = built.origin
+    return origin[2] if isinstance(origin, tuple) and len(origin) == 3 and isinstance(origin[2], str) else None
+
+
 def _type_by_blocks(ws: Workspace | None, model: _Model, ex: Extraction) -> str | None:
     """A model whose module builds it from a vision transformer's blocks (``from timm.models.vision_transformer
     import Block``): a vision transformer, whatever else it adds (MAR's diffusion head). The module is the class's, or
     (a registry's builder function, ``mar.__dict__[args.model]``) the job module defining the builder."""
-    text = ws.read_text_or_none(model.cls.file) if ws is not None and model.cls is not None and model.cls.file else None
+    file = model.cls.file if model.cls is not None else model.file
+    text = ws.read_text_or_none(file) if ws is not None and file else None
     if text is None and model.cls is None and model.name and re.fullmatch(r"\w+", model.name):
         builder = re.compile(rf"^def {re.escape(model.name)}\(", re.M)
         text = next((t for _, t in ex.modules[:40] if builder.search(t)), None)
@@ -1374,8 +1382,9 @@ def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
                 and isinstance(key.value, str)
                 and _variant_of(key.value, built.cls)
             ):  # fmt: skip  (`create_by_name("RepVGG-A0")` built a RepVGG: the key says which)
-                return _Model(key.value, None, count, counter.kinds(built))
-            return _Model(built.cls, None, count, counter.kinds(built))  # (a known architecture a setting names
+                return _Model(key.value, None, count, counter.kinds(built), file=_origin_file(built))
+            return _Model(built.cls, None, count, counter.kinds(built), file=_origin_file(built))  # (a known
+            # architecture a setting names
             # still names it; where its parameters sit says its family)
     return _Model()
 
@@ -1803,6 +1812,15 @@ def _described(name: str, family: str, ex: Extraction) -> str:
     return f"{details[0]} ({', '.join(details[1:])})" if len(details) > 1 else name
 
 
+_HUB_ID: Final = re.compile(r"[A-Za-z0-9][\w.-]{1,63}/[A-Za-z0-9][\w.-]{1,95}(?<!\.json)(?<!\.jsonl)(?<!\.csv)")
+
+
+def _set_again(code: str, key: str) -> bool:
+    """Whether the entry's code assigns the parsed setting ``key`` again (``args.data_path = …``)."""
+    leaf = key.rsplit(".", 1)[-1]
+    return re.search(rf"^\s*\w+\.{re.escape(leaf)}\s*=(?!=)", code, re.M) is not None
+
+
 def _dataset(
     ex: Extraction, title: str, prov: dict[str, FieldSource], ws: Workspace | None = None, command: str = ""
 ) -> str | None:
@@ -1825,6 +1843,9 @@ def _dataset(
             continue
         if _PLACEHOLDER_NAME.fullmatch(v.value.strip()) or _DATASET_WRAPPERS.fullmatch(v.value.strip()):
             continue  # "train_dataset", "my_data": a slot's name, not a dataset's (nor a wrapper around one)
+        if v.source != "command" and not v.source.endswith(_CONFIG_FILES) and _set_again(ex.code, key):
+            continue  # a parser default the entry replaces after parsing (`args.data_path = data_info['data']`
+            # looked up by `--data WTH`): the default is not what the job reads
         canon = canonical_dataset(v.value)
         if (
             canon is None
@@ -1883,6 +1904,16 @@ def _dataset(
         ):
             prov["dataset"] = _source(v)
             return c
+    for key, v in ex.values.items():  # a dataset setting that names a Hub dataset (`--dataset_mixer_list
+        leaf = key.rsplit(".", 1)[-1].lower()  # allenai/tulu-3-sft-mixture 1.0`): the id names the data
+        if (
+            "dataset" in leaf and not leaf.endswith(("_path", "_dir", "_root", "_folder", "_file", "_files"))
+            and not _EVAL_KEY.search(key) and isinstance(v.value, str)
+            and (v.source == "command" or v.source.endswith(_CONFIG_FILES)) and _HUB_ID.fullmatch(v.value.strip())
+            and v.value.split("/", 1)[0].lower() not in ("data", "datasets", "dataset", "input", "inputs", "output")
+        ):  # fmt: skip
+            prov["dataset"] = _source(v)
+            return v.value.strip()
     if own is not None and ws is not None and (described := _data_file_dataset(ws, str(own.value))) is not None:
         prov["dataset"] = _source(own)
         return described  # a YOLO-style data YAML (`--data data/dataset.yaml`): the folder its splits live in
@@ -2270,15 +2301,18 @@ _LOADS_WEIGHTS: Final = re.compile(r"(?i)checkpoint|ckpt|pretrain|weights|hub_mo
 _SPAN_HEADS: Final = re.compile(r"\b(?:start|end)_(?:positions|logits)\b")  # an extractive QA head's outputs
 
 
-def _vocabulary(ex: Extraction, words: re.Pattern[str], enough: int = 60) -> bool:
-    """Whether the job's own code uses a field's vocabulary ``enough`` times (the entry and the modules it reaches):
-    what the code computes with, not what a file is called."""
+def _vocabulary(ex: Extraction, words: re.Pattern[str], enough: int = 60, spread: int = 1) -> bool:
+    """Whether the job's own code uses a field's vocabulary ``enough`` times (the entry and the modules it reaches),
+    in the entry or in at least ``spread`` of the modules: what the code computes with, not what a file is called (a
+    package's segmentation head reached through its ``__init__`` beside the classifier the job trains is one file)."""
     count = len(words.findall(ex.code))
+    files = spread if count else 0  # (the entry's own words: the code that runs, in any number of files)
     for _, text in ex.modules:
-        if count >= enough:
+        if count >= enough and files >= spread:
             break
-        count += len(words.findall(text))
-    return count >= enough
+        found = len(words.findall(text))
+        count, files = count + found, files + (found > 0)
+    return count >= enough and files >= spread
 
 
 def identify_workload(
@@ -2373,12 +2407,11 @@ def _identify(
     elif pretrained is None and ident.model_name:
         ident.model_name = _described(ident.model_name, family, ex)
     names = [str(pretrained.value) if pretrained else "", ident.model_name or "", model.cls.name if model.cls else ""]
-    ident.model_type = (
-        model_type_of(names, model.cls)
-        or model_type_of([family], None)
-        or _type_by_blocks(ws, model, ex)
-        or _type_by_layers(model)
-    )
+    ident.model_type = model_type_of(names, model.cls)
+    if ident.model_type in (None, "mlp") and (blocks := _type_by_blocks(ws, model, ex)) is not None:
+        ident.model_type = blocks  # the class's own layers are linear, the blocks it imports are a ViT's (Latte's
+        # `from timm.models.vision_transformer import Mlp, PatchEmbed`)
+    ident.model_type = ident.model_type or model_type_of([family], None) or _type_by_layers(model)
     if ident.model_type is None and pretrained is None and title:
         ident.model_type = specific_family(title)  # the project's title names the family (a title too long to be
         # the model's name: "FastSpeech 2 - PyTorch Implementation")
@@ -2441,12 +2474,14 @@ def _identify(
     if (
         ident.model_type in (None, "cnn", "vision_transformer")
         and stated in (None, "segmentation")
-        and (made_for == "semantic_segmentation" or _vocabulary(ex, _SEGMENTATION_WORDS, enough=20))
+        and (made_for == "semantic_segmentation" or _vocabulary(ex, _SEGMENTATION_WORDS, enough=20, spread=2))
     ):
         ident.model_type = ident.model_type or "cnn"
         ident.task = "semantic_segmentation"  # per-pixel labels: segmentation datasets, metrics and heads, mIoU
         return ident
     stage = ex.get("stage")
+    if stage is not None and not isinstance(stage.value, str):
+        stage = None  # DeepSpeed's `zero_optimization.stage: 3` is no training stage (LLaMA-Factory's `stage: sft`)
     if stage is None and ex.launch.launcher == "axolotl":  # `rl: dpo`, else datasets in a prompt format: SFT
         rl = ex.get("rl")
         sets = ex.get("datasets")
@@ -2480,6 +2515,7 @@ def _identify(
         stage=str(stage.value) if stage is not None else None,
         tokens=model.cls is not None and "embedding" in model.cls.layers and "conv" not in model.cls.layers,
         reached=_reached_text(ws, ex, model),
+        dataset=ident.dataset or "",
     )
     if (
         stated == "classification" and ident.task in (None, "semantic_segmentation", "object_detection")
@@ -2494,6 +2530,8 @@ def _identify(
         ident.task = None  # a classifier over token embeddings (Kim's text CNN) classifies text, not images
     if made_for == "video_classification" and ident.task in (None, "image_classification"):
         ident.task = made_for  # a classifier over clips (C3D on UCF101), not over images
+    if made_for == "time_series_forecasting":
+        ident.task = made_for  # ETT, Weather, ECL: series forecast ahead; no class labels, no images
     if made_for == "language_modeling" and ident.task is None and pretrained is None:
         ident.task = made_for  # a model trained on a text corpus from scratch (PaLM on enwik8)
     if made_for == "question_answering_finetuning" and ident.task is None and _vocabulary(ex, _SPAN_HEADS, enough=2):
