@@ -431,3 +431,60 @@ def test_hub_dataset_of_a_mixer_sft_data_and_a_zero_stage(tmp_path: Path) -> Non
         "--dataset_mixer_list allenai/llama-3.1-tulu-3-8b-preference-mixture 1.0",
     )
     assert dpo.task == "preference_optimization_dpo"
+
+
+_PLUS_FINETUNE = """
+from dataclasses import dataclass, field
+import torch
+import transformers
+from transformers import AutoModelForCausalLM
+from peft import LoraConfig, get_peft_model
+from utils import ArgumentParserPlus
+
+
+@dataclass
+class FlatArguments:
+    model_name_or_path: str = None
+    use_lora: bool = field(default=False)
+    learning_rate: float = 2e-5
+
+
+@dataclass
+class TokenizerConfig:
+    tokenizer_name: str = None
+
+
+def main(args: FlatArguments, tc: TokenizerConfig):
+    model = AutoModelForCausalLM.from_pretrained(args.model_name_or_path)
+    if args.use_lora:
+        model = get_peft_model(model, LoraConfig(r=64))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate)
+
+
+if __name__ == "__main__":
+    parser = ArgumentParserPlus((FlatArguments, TokenizerConfig))
+    args, tc = parser.parse_args_into_dataclasses()
+    main(args, tc)
+"""
+
+
+def test_parser_subclass_dataclasses_unpacked_and_handed_to_main_and_accelerate_value_flags(tmp_path: Path) -> None:
+    """`--deepspeed_multinode_launcher standard` takes a value (the script comes after it); a subclass of
+    HfArgumentParser given dataclasses (`ArgumentParserPlus((FlatArguments, TokenizerConfig))`), its results unpacked
+    and handed to `main(args, tc)`: `args.use_lora` is FlatArguments' default False, so no PEFT adapters are built,
+    and `--use_lora` turns them on."""
+    root = write(
+        tmp_path,
+        {
+            "open_instruct/finetune.py": _PLUS_FINETUNE,
+            "open_instruct/utils.py": "class ArgumentParserPlus:\n    pass\n",
+        },
+    )
+    cmd = (
+        "accelerate launch --num_processes 8 --deepspeed_multinode_launcher standard open_instruct/finetune.py "
+        "--model_name_or_path meta-llama/Llama-3.1-8B --learning_rate 5e-06"
+    )
+    meta = extract_metadata(root, cmd)
+    assert meta.learning_rate == 5e-06
+    assert meta.framework == ["PyTorch", "HF Transformers"]
+    assert "PEFT" in extract_metadata(root, f"{cmd} --use_lora").framework

@@ -48,7 +48,7 @@ from schedmate.agents.advisor.extract.dict_parsers import (
 )
 from schedmate.agents.advisor.extract.hydra import compose_hydra
 from schedmate.agents.advisor.extract.launch import Launch, small_count
-from schedmate.agents.advisor.extract.syntax import parse, walk
+from schedmate.agents.advisor.extract.syntax import builds_hf_parser, parse, walk
 from schedmate.agents.advisor.extract.syspath import sys_path_roots
 from schedmate.agents.advisor.extract.usesites import CONFIG_CLASS_NAME, SPLIT_LOADER, Use, find_uses, path_call
 from schedmate.agents.advisor.extract.workspace import Workspace
@@ -556,7 +556,7 @@ def _config_classes(ws: Workspace, ex: Extraction, code: str, script: str) -> No
             and isinstance(node.args[0], ast.Name) and re.search(r"^\s*(?:import tyro|from tyro\b)", code, re.M)
         ):  # fmt: skip
             names.add(node.args[0].id)  # `args = tyro.cli(Args)`: a dataclass whose fields are the options
-        elif getattr(node.func, "id", getattr(node.func, "attr", "")) == "HfArgumentParser" and node.args:
+        elif builds_hf_parser(node):
             arg = node.args[0]
             names.update(e.id for e in (arg.elts if isinstance(arg, ast.Tuple | ast.List) else [arg])
                          if isinstance(e, ast.Name))  # fmt: skip

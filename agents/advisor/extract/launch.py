@@ -43,7 +43,10 @@ _VALUE_FLAGS: Final = re.compile(
     r"main[_-]process[_-]\w+|machine[_-]rank|np|n|N|ntasks|nodes|gpus(?:-per-node)?|partition|p|c|cpus-per-task|"
     r"max[_-]restarts|monitor[_-]interval|log[_-]dir|redirects|tee|role|run[_-]path|dynamo_backend|local[_-]ranks[_-]filter|"
     r"gpu_ids|deepspeed_config_file|zero_stage|launcher|localhost|H|x|devices|accelerator|strategy|precision|"
-    r"nproc|world_size|base_rank|node_rank|master_addr|master_port)$"
+    r"nproc|world_size|base_rank|node_rank|master_addr|master_port|"
+    r"deepspeed_(?:multinode_launcher|hostfile|exclusion_filter|inclusion_filter)|gradient_accumulation_steps|"
+    r"gradient_clipping|offload_\w+_device|zero3_\w+|fsdp_\w+|num_cpu_threads_per_process|main_training_function|"
+    r"dynamo_\w+)$"  # (accelerate's DeepSpeed/FSDP options: `--deepspeed_multinode_launcher standard train.py`)
 )
 
 

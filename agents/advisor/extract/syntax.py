@@ -8,7 +8,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
-__all__ = ["callee_name", "last_names", "parse", "walk"]
+__all__ = ["builds_hf_parser", "callee_name", "last_names", "parse", "walk"]
 
 # Parsed modules are shared by the passes of one extraction and by later extractions of files with the same text
 # (a resubmitted job, the variants of one repository): read-only — no pass may change a tree it did not build.
@@ -137,3 +137,19 @@ def last_names(nodes: Iterable[ast.expr]) -> set[str]:
         target = node.func if isinstance(node, ast.Call) else node
         out.add(target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", ""))
     return out
+
+
+def builds_hf_parser(call: ast.Call) -> bool:
+    """``HfArgumentParser((ModelArguments, TrainingArguments))``, or a parser subclass given dataclasses the same way
+    (open-instruct's ``ArgumentParserPlus((FlatArguments, TokenizerConfig))``); not argparse's
+    ``ArgumentParser(description=…)``."""
+    name = callee_name(call)
+    if name == "HfArgumentParser":
+        return bool(call.args)
+    first = call.args[0] if call.args else None
+    return (
+        re.fullmatch(r"\w*ArgumentParser\w*", name) is not None
+        and isinstance(first, ast.Tuple | ast.List)
+        and bool(first.elts)
+        and all(isinstance(e, ast.Name) for e in first.elts)
+    )

@@ -43,7 +43,7 @@ from schedmate.agents.advisor.extract.config_sources import (
     nest_flat,
 )
 from schedmate.agents.advisor.extract.evaluator import is_config_singleton, is_number
-from schedmate.agents.advisor.extract.syntax import callee_name, last_names, parse, walk
+from schedmate.agents.advisor.extract.syntax import builds_hf_parser, callee_name, last_names, parse, walk
 from schedmate.agents.advisor.extract.workspace import Workspace
 
 __all__ = [
@@ -566,7 +566,18 @@ class _Resolver:
         names = [p.arg for p in positional] + [p.arg for p in a.kwonlyargs]
         if name not in names:
             return None
-        if name in self.namespaces:
+        if name in self.namespaces:  # the settings, or one of an HfArgumentParser's dataclasses the callers hand on
+            handed = [  # (`args, tc = parser.parse_args_into_dataclasses(); main(args, tc)`)
+                self._argument(call, caller, name, positional, depth + 1)
+                for call, caller in self.calls.get(fn.name, [])[:4] if isinstance(call.func, ast.Name)
+            ]  # fmt: skip
+            first = handed[0] if handed else None
+            if (
+                isinstance(first, _Namespace)
+                and first.cls
+                and all(isinstance(v, _Namespace) and v.cls == first.cls for v in handed)
+            ):
+                return first
             return _Namespace(name)
         if fn.name in self.entry_points and name in self.cli:
             return self.cli[name]
@@ -774,7 +785,7 @@ class _Resolver:
         ):  # fmt: skip
             return None
         built = self._built_with(call.func.value.id, scope, line)
-        if built is None or _callee(built) != "HfArgumentParser" or not built.args:
+        if built is None or not builds_hf_parser(built):
             return None
         classes = built.args[0].elts if isinstance(built.args[0], ast.Tuple | ast.List) else [built.args[0]]
         i = node.slice.value
