@@ -865,6 +865,10 @@ class Evaluator:
                     return UNKNOWN
                 if isinstance(op, ast.In | ast.NotIn) and isinstance(right, Obj) and isinstance(left, str):
                     right = right.attrs  # `'dropout' not in self.args`: an argparse Namespace holds its settings
+                if not isinstance(op, ast.Is | ast.IsNot | ast.Eq | ast.NotEq) and (
+                    _is_marker(left) or _is_marker(right)
+                ):
+                    return UNKNOWN  # `torch.__version__ >= '1.5.0'`: a library's value, not known here
                 if not _CMP[type(op)](left, right):
                     return False
                 left = right

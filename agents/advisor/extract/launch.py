@@ -178,12 +178,18 @@ def _script_after(tokens: list[str], launch: Launch) -> None:
         return
     head = tokens[0]
     if head == "-m" and len(tokens) > 1:  # torchrun … -m package.module
-        launch.module, launch.args = tokens[1], tokens[2:]
+        launch.module, launch.args = tokens[1], _unseparated(tokens[2:])
         return
     if re.match(r"^(?:python\d?(?:\.\d+)?|.*/python\d?(?:\.\d+)?)$", head):
         _python(tokens[1:], launch)
         return
-    launch.script, launch.args = head, tokens[1:]
+    launch.script, launch.args = head, _unseparated(tokens[1:])
+
+
+def _unseparated(args: list[str]) -> list[str]:
+    """The script's arguments without the ``--`` that separates them from the launcher's (``torchrun -m
+    scripts.base_train -- --depth=24``): the launcher drops it, the script never sees it."""
+    return args[1:] if args[:1] == ["--"] else args
 
 
 def _strip_assignments(cmd: list[str], launch: Launch) -> list[str]:

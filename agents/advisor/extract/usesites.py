@@ -1881,6 +1881,14 @@ def _sampler_batch(built: ast.Call) -> ast.expr | None:
     return kw
 
 
+def _arm_taken(r: _Resolver, tree: ast.Module, where: tuple[ast.IfExp, bool]) -> bool | None:
+    """Whether the arm of a conditional expression holding a call is the one its test picks (None when the test
+    cannot be told)."""
+    expr, arm = where
+    truth = r._truth(expr.test, _scope_at(r, tree, expr.lineno), expr.lineno, 0)
+    return None if truth is None else truth == arm
+
+
 def _argbind_bound(tree: ast.Module) -> tuple[dict[str, str], dict[int, str]]:
     """argbind's bindings: module names bound to ``argbind.bind(torch.optim.AdamW, "generator", …)`` → the bound
     callable's name (``AdamW``), whose keyword arguments the config gives (``AdamW.lr: 1e-4``); and the calls made
@@ -2672,6 +2680,10 @@ def find_uses(
         and _callee(loop.iter) in ("modules", "children") and not loop.iter.args
     }  # fmt: skip
     frozen = _frozen_modules(tree)
+    in_ifexp = {  # a call in an arm of a conditional expression → (the expression, whether in its true arm)
+        id(n): (e, arm) for e in walk(tree) if isinstance(e, ast.IfExp)
+        for arm, part in ((True, e.body), (False, e.orelse)) for n in walk(part)
+    }  # fmt: skip
     held_by = {  # a call → the name its statement binds (`vae = AutoencoderKL.from_pretrained(…).to(device)`)
         id(c): stmt.targets[0].id for stmt in walk(tree)
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
@@ -2725,6 +2737,8 @@ def find_uses(
                     continue  # `teacher = nn.DataParallel(teacher)`: a network only run for its outputs
             if fieldname == "model" and held_by.get(id(node)) in frozen:
                 continue  # `vae = AutoencoderKL.from_pretrained(…)` then `vae.requires_grad_(False)`: not trained
+            if fieldname == "amp_dtype" and id(node) in in_ifexp and _arm_taken(r, tree, in_ifexp[id(node)]) is False:
+                continue  # `GradScaler() if args.fp16 else None` with fp16 off: not built
             if fieldname in ("amp_dtype", "amp_enabled") and (
                 _rebound_locally(scope.node, node)
                 or (isinstance(scope.node, ast.FunctionDef | ast.AsyncFunctionDef) and _without_grad(scope.node))

@@ -1172,6 +1172,49 @@ def _model_in_job_class(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
     return _Model()
 
 
+def _count_in_holder(ws: Workspace, ex: Extraction, counter: ParamCounter) -> tuple[int, dict[str, int]] | None:
+    """The parameters of the network a harness object of the job's trains, when the entry only builds the harness
+    with the settings (``Exp = Exp_Informer; exp = Exp(args); exp.train(setting)``, the time-series libraries'
+    ``Exp_*`` whose base class sets ``self.model = self._build_model()`` from ``model_dict[self.args.model]``): the
+    harness is built as the entry builds it and the attribute its optimizer trains is counted; None where it cannot
+    be. (Count, that network's parameters by layer family.)"""
+    script = ex.launch.script or ""
+    try:
+        tree = parse(ex.code)
+    except (SyntaxError, ValueError):
+        return None
+    aliases = {  # `Exp = Exp_Informer`: a name bound to a class, then called
+        stmt.targets[0].id: stmt.value.id for stmt in walk(tree)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+        and isinstance(stmt.value, ast.Name) and stmt.value.id[:1].isupper()
+    }  # fmt: skip
+    for node in walk(tree):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        name = _callee_name(node.value)
+        name = aliases.get(name, name)
+        if not name[:1].isupper() or name in _NOT_MODELS:
+            continue
+        found = find_class(ws, name, ex.code, script)
+        text = ws.read_text_or_none(found.file) if found is not None and found.file else None
+        try:
+            module = parse(text) if text else None
+        except (SyntaxError, ValueError):
+            module = None
+        holder = next(
+            (c for c in walk(module) if isinstance(c, ast.ClassDef) and found and c.lineno == found.line), None
+        ) if module is not None else None  # fmt: skip
+        owners = [o for o in _trained_attributes(holder) if "." not in o and "[" not in o] if holder else []
+        if not owners:
+            continue
+        built = _counted(ws, ex, counter, node.value, script)[2]
+        part = built.attrs.get(owners[0]) if isinstance(built, Obj) else None
+        size = counter.size_of(part) if part is not None else None
+        if size:
+            return size, counter.kinds(part)
+    return None
+
+
 def _entry_arms_ruled_out(tree: ast.Module, ex: Extraction) -> set[int]:
     """Nodes of the entry script in an ``if`` arm its settings rule out: ``if args.sparse:`` with ``--sparse`` off,
     ``if not args.x:``, ``if args.model == "gat":`` (a test on a command-line setting whose value is known)."""
@@ -2362,6 +2405,12 @@ def _identify(
         typed = _model_from_type_setting(ws, ex, counter, prov)  # the call built a harness (`M(opt)`, KAIR's model
         if typed.name is not None:  # wrapper); a setting names the network it trains (the harness's count is its)
             model = _Model(typed.name, typed.cls, typed.count if typed.count is not None else model.count)
+    if (
+        model.count is None and script.endswith(".py") and target is None
+        and (found_pretrained is None or found_pretrained[0] == "flag")
+        and (held := _count_in_holder(ws, ex, counter)) is not None
+    ):  # fmt: skip
+        model = _Model(model.name, model.cls, held[0], held[1], model.part, model.file)  # `exp = Exp(args)`
     ident.model_name = model.name
     named_family = title.split(":")[0].strip() if title and len(title.split(":")[0]) <= 24 else ""
     if model.part and model.name and named_family:
