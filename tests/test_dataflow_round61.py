@@ -151,3 +151,47 @@ def test_launcher_separator_and_a_grad_scaler_the_settings_rule_out(tmp_path: Pa
     assert (meta.batch_size_per_device, meta.global_batch_size) == (16, 128)
     assert meta.precision == "fp32"
     assert extract_metadata(root, f"{cmd} --fp16 1").precision == "fp16"
+
+
+_ATTN = """
+import torch.nn as nn
+
+
+class _MultiheadAttention(nn.Module):
+    def __init__(self, d_model):
+        super().__init__()
+        self.W_Q = nn.Linear(d_model, d_model)
+        self.W_K = nn.Linear(d_model, d_model)
+        self.W_V = nn.Linear(d_model, d_model)
+
+
+class Model(nn.Module):
+    def __init__(self, configs):
+        super(Model, self).__init__()
+        self.attn = _MultiheadAttention(configs.seq_len)
+        self.head = nn.Linear(configs.seq_len, configs.pred_len)
+"""
+
+
+def test_attention_written_from_linear_layers_is_no_mlp(tmp_path: Path) -> None:
+    """A harness-built network whose linear layers sit in a class named for attention (PatchTST's
+    `_MultiheadAttention`) is a transformer of some kind, not an MLP: no family is claimed from its layers."""
+    root = write(
+        tmp_path,
+        {
+            "run_longExp.py": _RUN,
+            "exp/__init__.py": "",
+            "exp/exp_basic.py": _BASIC,
+            "exp/exp_main.py": _MAIN.replace("DLinear, Wide", "DLinear, Wide, PatchTST").replace(
+                "'Wide': Wide}", "'Wide': Wide, 'PatchTST': PatchTST}"
+            ),
+            "models/__init__.py": "",
+            "models/DLinear.py": _DLINEAR,
+            "models/Wide.py": _WIDE,
+            "models/PatchTST.py": _ATTN,
+        },
+    )
+    meta = extract_metadata(root, "python -u run_longExp.py --model PatchTST --seq_len 16 --pred_len 4")
+    assert meta.params_millions is not None
+    assert abs(meta.params_millions - (3 * (16 * 16 + 16) + 16 * 4 + 4) / 1e6) < 1e-6
+    assert meta.model_type != "mlp"

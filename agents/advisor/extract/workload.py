@@ -1211,8 +1211,32 @@ def _count_in_holder(ws: Workspace, ex: Extraction, counter: ParamCounter) -> tu
         part = built.attrs.get(owners[0]) if isinstance(built, Obj) else None
         size = counter.size_of(part) if part is not None else None
         if size:
-            return size, counter.kinds(part)
+            kinds = dict(counter.kinds(part))
+            if _attends(part):
+                kinds["attention"] = kinds.get("attention", 0) + 1  # attention built by hand from linear layers
+            return size, kinds
     return None
+
+
+def _attends(built: Any, budget: int = 5000) -> bool:
+    """Whether an object the counter built holds, at any depth, a module of a class named for attention
+    (Informer's `ProbAttention`, PatchTST's `_MultiheadAttention`): linear layers that are a transformer's."""
+    seen: set[int] = set()
+    stack = [built]
+    while stack and len(seen) < budget:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, Obj):
+            if re.search(r"Attention|Attn", obj.cls):
+                return True
+            stack.extend(obj.attrs.values())
+        elif isinstance(obj, list | tuple):
+            stack.extend(obj)
+        elif isinstance(obj, dict):
+            stack.extend(obj.values())
+    return False
 
 
 def _entry_arms_ruled_out(tree: ast.Module, ex: Extraction) -> set[int]:
@@ -2460,6 +2484,8 @@ def _identify(
     if ident.model_type in (None, "mlp") and (blocks := _type_by_blocks(ws, model, ex)) is not None:
         ident.model_type = blocks  # the class's own layers are linear, the blocks it imports are a ViT's (Latte's
         # `from timm.models.vision_transformer import Mlp, PatchEmbed`)
+    if ident.model_type == "mlp" and (model.kinds or {}).get("attention"):
+        ident.model_type = None  # the counted network attends (a class named for attention over linear layers)
     ident.model_type = ident.model_type or model_type_of([family], None) or _type_by_layers(model)
     if ident.model_type is None and pretrained is None and title:
         ident.model_type = specific_family(title)  # the project's title names the family (a title too long to be
@@ -2590,7 +2616,7 @@ def _identify(
     if (env := ex.uses.get("dataset")) is not None and env.how.startswith(("gym.make", "gymnasium.make")):
         ident.task = None  # an agent trained in an environment: reinforcement learning, no task of the vocabulary
     attends = re.search(r"(?i)transformer|attention|attn", " ".join(names))
-    if ident.model_type is None and pretrained is None and not attends:
+    if ident.model_type is None and pretrained is None and not attends and not (model.kinds or {}).get("attention"):
         # no model was found to name the family (and no name says attention): the layers the job's own modules build.
         # Weak evidence, so it is taken last and decides no task (a CNN there may as well be a GAN's or a pose net's)
         ident.model_type = layer_census([ex.code, *(t for _, t in ex.modules[:30])])
