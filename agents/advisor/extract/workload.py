@@ -12,7 +12,7 @@ import ast
 import builtins
 import dataclasses
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Final
@@ -1131,27 +1131,12 @@ def _trained_attributes(cls: ast.ClassDef) -> list[str]:
 def _model_in_job_class(ws: Workspace, ex: Extraction, counter: ParamCounter, prov: dict[str, FieldSource]) -> _Model:
     """The network a class of the job's builds and trains, when the entry only builds that class (an RL ``Agent``, a
     ``Trainer`` holding ``self.models``): the class of the first attribute its optimizer trains."""
-    script = ex.launch.script or ""
     try:
         tree = parse(ex.code)
     except (SyntaxError, ValueError):
         return _Model()
-    for node in walk(tree):
-        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
-            continue
-        name = _callee_name(node.value)
-        if not name[:1].isupper() or name in _NOT_MODELS:
-            continue
-        found = find_class(ws, name, ex.code, script)
-        text = ws.read_text_or_none(found.file) if found is not None and found.file else None
-        try:
-            module = parse(text) if text else None
-        except (SyntaxError, ValueError):
-            module = None
-        holder = next(
-            (c for c in walk(module) if isinstance(c, ast.ClassDef) and found and c.lineno == found.line), None
-        ) if module is not None else None  # fmt: skip
-        if holder is None or found is None or found.file is None:
+    for built_by, found, holder, text in _built_job_classes(ws, ex, tree):
+        if found.file is None:
             continue
         ruled_out = _arms_ruled_out(holder, ex)
         for owner in _trained_attributes(holder):
@@ -1167,9 +1152,35 @@ def _model_in_job_class(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
                     if count is None and "." not in owner and "[" not in owner:
                         # arguments from the settings the holder keeps (`self.imsize = config.imsize`): build the
                         # holder as the entry does and take the part its optimizer trains
-                        count = _part_of_holder(ws, ex, counter, node.value, owner)
+                        count = _part_of_holder(ws, ex, counter, built_by, owner)
                     return _Model(built, cls, count)
     return _Model()
+
+
+def _built_job_classes(
+    ws: Workspace, ex: Extraction, tree: ast.Module, aliases: dict[str, str] | None = None
+) -> Iterator[tuple[ast.Call, ModelClass, ast.ClassDef, str | None]]:
+    """The entry's ``x = C(...)`` of a class of the job's (``aliases``: names bound to classes, ``Exp = Exp_Main``):
+    the call, the class found, its definition and its module's text."""
+    script = ex.launch.script or ""
+    for node in walk(tree):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        name = _callee_name(node.value)
+        name = (aliases or {}).get(name, name)
+        if not name[:1].isupper() or name in _NOT_MODELS:
+            continue
+        found = find_class(ws, name, ex.code, script)
+        text = ws.read_text_or_none(found.file) if found is not None and found.file else None
+        try:
+            module = parse(text) if text else None
+        except (SyntaxError, ValueError):
+            module = None
+        holder = next(
+            (c for c in walk(module) if isinstance(c, ast.ClassDef) and found and c.lineno == found.line), None
+        ) if module is not None else None  # fmt: skip
+        if holder is not None and found is not None:
+            yield node.value, found, holder, text
 
 
 def _count_in_holder(ws: Workspace, ex: Extraction, counter: ParamCounter) -> tuple[int, dict[str, int]] | None:
@@ -1188,26 +1199,11 @@ def _count_in_holder(ws: Workspace, ex: Extraction, counter: ParamCounter) -> tu
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
         and isinstance(stmt.value, ast.Name) and stmt.value.id[:1].isupper()
     }  # fmt: skip
-    for node in walk(tree):
-        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
-            continue
-        name = _callee_name(node.value)
-        name = aliases.get(name, name)
-        if not name[:1].isupper() or name in _NOT_MODELS:
-            continue
-        found = find_class(ws, name, ex.code, script)
-        text = ws.read_text_or_none(found.file) if found is not None and found.file else None
-        try:
-            module = parse(text) if text else None
-        except (SyntaxError, ValueError):
-            module = None
-        holder = next(
-            (c for c in walk(module) if isinstance(c, ast.ClassDef) and found and c.lineno == found.line), None
-        ) if module is not None else None  # fmt: skip
-        owners = [o for o in _trained_attributes(holder) if "." not in o and "[" not in o] if holder else []
+    for built_by, _, holder, _ in _built_job_classes(ws, ex, tree, aliases):
+        owners = [o for o in _trained_attributes(holder) if "." not in o and "[" not in o]
         if not owners:
             continue
-        built = _counted(ws, ex, counter, node.value, script)[2]
+        built = _counted(ws, ex, counter, built_by, script)[2]
         part = built.attrs.get(owners[0]) if isinstance(built, Obj) else None
         size = counter.size_of(part) if part is not None else None
         if size:
