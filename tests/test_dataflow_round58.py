@@ -516,20 +516,7 @@ def test_a_typed_network_through_the_jobs_own_base_classes(tmp_path: Path) -> No
     assert (mini.model_name, mini.dataset) == ("MiniGPT4", "cc_sbu_align")
 
 
-_TTS_TRAIN = """
-import hydra
-import lightning as L
-
-
-@hydra.main(version_base="1.3", config_path="./configs", config_name="finetune.yaml")
-def main(cfg):
-    trainer = hydra.utils.instantiate(cfg.trainer)
-    trainer.fit(hydra.utils.instantiate(cfg.model))
-
-
-if __name__ == "__main__":
-    main()
-"""
+_TTS_TRAIN = _LIT_TRAIN.replace('config_name="pretrain.yaml"', 'config_name="finetune.yaml"')
 _TTS_CONFIG = """pretrained_ckpt_path: checkpoints/openaudio-s1-mini
 project: default
 paths:

@@ -1020,7 +1020,7 @@ class Evaluator:
             return ("module", sub) if sub else default
         return found
 
-    def _argbind_bound(self, bound: Any, expr: ast.expr) -> Any:
+    def _argbind_partial(self, bound: Any, expr: ast.expr) -> Any:
         """``DAC = argbind.bind(dac.model.DAC)``: the callable with the keyword arguments the job's config gives it
         under its name (``DAC.encoder_dim: 64`` in the YAML ``--args.load`` reads); argbind fills them at the call."""
         name = expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else ""
@@ -1080,7 +1080,7 @@ class Evaluator:
             if target == ("ext", "functools") and name == "partial" and args:
                 return ("partial", args[0], tuple(args[1:]), tuple(kwargs.items()))
             if target == ("ext", "argbind") and name == "bind" and args and node.args:
-                return self._argbind_bound(args[0], node.args[0])
+                return self._argbind_partial(args[0], node.args[0])
             if (
                 _is_ext(target) and is_config_singleton(str(target[1]), name) and not args and not kwargs
                 and self.parsed_settings is not None
