@@ -969,7 +969,7 @@ def _library_defaults(ex: Extraction) -> None:
     trl = _TRL_CONFIG_OF.get(launch.module.rsplit(".", 1)[-1]) if launch.launcher == "trl" and launch.module else None
     found = [name for name in _TRL_CONFIGS if re.search(rf"\b{name}\b", code)]
     config = trl or (found[0] if len(found) == 1 else None)
-    if config is None and not re.search(r"\b(?:Seq2Seq)?TrainingArguments\b", code):
+    if config is None and not re.search(r"\b\w*TrainingArguments\b", code):
         return
     defaults = {**_TRAINING_ARGUMENTS, **(_TRL_CONFIGS.get(config, {}) if config else {})}
     if ex.get("fp16", "mixed_precision", "precision") is not None:

@@ -23,7 +23,7 @@ from typing import Any, Final, TypeGuard
 
 from schedmate.agents.advisor.extract.budget import ExtractionCutError, charge_nodes, check_size, past_share
 from schedmate.agents.advisor.extract.config_sources import load_structured, nest_flat
-from schedmate.agents.advisor.extract.syntax import last_names, walk
+from schedmate.agents.advisor.extract.syntax import callee_name, last_names, walk
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Tensor, TextFile, Weight
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
@@ -265,6 +265,24 @@ class _Continue(Exception):  # noqa: N818
     """A ``continue`` ran in a loop body."""
 
 
+class _Suppressed(Exception):  # noqa: N818 - control flow: an error a `with suppress(...)` block ends at
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+def _suppressed(node: ast.With) -> set[str]:
+    """The exception names ``with contextlib.suppress(NameError, ...):`` suppresses in its block."""
+    out: set[str] = set()
+    for item in node.items:
+        c = item.context_expr
+        if isinstance(c, ast.Call) and callee_name(c) == "suppress":
+            out |= {
+                a.id if isinstance(a, ast.Name) else a.attr for a in c.args if isinstance(a, ast.Name | ast.Attribute)
+            }
+    return out
+
+
 class _Break(Exception):  # noqa: N818
     """A ``break`` ran in a loop body."""
 
@@ -273,6 +291,14 @@ def _builds_nothing(node: ast.If | ast.For | ast.While) -> bool:
     """Whether neither branch of ``node`` can build a layer or decide what is returned: no class is called, no
     attribute, container item or result is set (a runtime check such as ``if not dist.is_initialized(): …``)."""
     return not any(isinstance(sub, ast.Return | ast.Yield) for sub in walk(node)) and builds_nothing(node)
+
+
+def _runs_forward(node: ast.AST) -> bool:
+    """Whether an expression runs a module's forward pass (``lambda x: self.forward(x)[0]``, YOLO's stride probe):
+    called, it is a dummy pass that builds nothing (the forward method is never interpreted)."""
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "forward" for n in walk(node)
+    )
 
 
 def builds_nothing(node: ast.AST) -> bool:
@@ -396,6 +422,7 @@ class Evaluator:
         self.closures: dict[int, tuple[Callee, dict[str, Any]]] = {}  # id of a nested def → (it, its scope)
         self.cuts: list[str] = []  # why evaluation stopped early (recursion, the step budget, its share of the budget)
         self.parsed_settings: Obj | None = None  # what `parser.parse_args()` returns: the job's merged settings
+        self._suppressing: set[str] = set()  # exception names a `with suppress(...)` being run ends its block at
         self.argv: list[str] | None = None  # `sys.argv` of the script evaluated as `__main__` (None: not known)
         self.spawned: list[tuple[str, list[Any], dict[str, Any]]] = []  # processes that script would start
         self._registering: set[str] = set()  # modules imported for their decorators' registrations
@@ -631,7 +658,15 @@ class Evaluator:
             raise _Break
         elif isinstance(node, ast.With):
             self.bind_with(node, env, file)
-            self._body(node.body, env, file)  # `with torch.no_grad(): ...`: its statements run
+            suppressed = _suppressed(node)  # `with contextlib.suppress(NameError):` ends the block at that error
+            self._suppressing |= suppressed
+            try:
+                self._body(node.body, env, file)  # `with torch.no_grad(): ...`: its statements run
+            except _Suppressed as stop:
+                if stop.kind not in suppressed:
+                    raise
+            finally:
+                self._suppressing -= suppressed
         # other statements (assert, raise, try, pass, ...) create no layers we can size
 
     def _decorate(self, node: ast.ClassDef | ast.FunctionDef, defined: Callee, env: dict[str, Any], file: str) -> None:
@@ -743,6 +778,10 @@ class Evaluator:
                 key = self._expr(target.slice, env, file)
                 if isinstance(key, str | int) and not isinstance(key, bool):
                     self._check_size(len(container) + 1, "dict filled by item assignment")
+                    container[key] = value
+            elif isinstance(container, list):  # `args[j] = eval(a)`: an item of a list replaced
+                key = self._expr(target.slice, env, file)
+                if isinstance(key, int) and not isinstance(key, bool) and -len(container) <= key < len(container):
                     container[key] = value
         elif isinstance(target, ast.Attribute):
             obj = self._expr(target.value, env, file)
@@ -865,9 +904,10 @@ class Evaluator:
                     return UNKNOWN
                 if isinstance(op, ast.In | ast.NotIn) and isinstance(right, Obj) and isinstance(left, str):
                     right = right.attrs  # `'dropout' not in self.args`: an argparse Namespace holds its settings
-                if not isinstance(op, ast.Is | ast.IsNot | ast.Eq | ast.NotEq) and (
+                member = isinstance(op, ast.In | ast.NotIn) and _is_marker(left) and isinstance(right, list | tuple)
+                if not (isinstance(op, ast.Is | ast.IsNot | ast.Eq | ast.NotEq) or member) and (
                     _is_marker(left) or _is_marker(right)
-                ):
+                ):  # (`m in {Conv, Bottleneck}`: a definition among definitions, by identity)
                     return UNKNOWN  # `torch.__version__ >= '1.5.0'`: a library's value, not known here
                 if not _CMP[type(op)](left, right):
                     return False
@@ -885,7 +925,7 @@ class Evaluator:
             if test is UNKNOWN:
                 return UNKNOWN
             return self._expr(node.body if test else node.orelse, env, file)
-        if isinstance(node, ast.Lambda) and _builds_a_class(node.body):
+        if isinstance(node, ast.Lambda) and (_builds_a_class(node.body) or _runs_forward(node.body)):
             # `self.norm = lambda planes: nn.BatchNorm2d(planes) if g is None else …` (its body sees the scope it was
             return ("lambda", node, env, file)  # made in, as a closure does; arithmetic lambdas stay unknown: a
             # noise schedule's `lambda t: math.cos(t)` builds no layer and would only spend the budget)
@@ -983,6 +1023,47 @@ class Evaluator:
             return TextFile(path, self.ws.read_text(path, max_bytes=_DATA_FILE_BYTES))
         except WorkspaceError:
             return UNKNOWN
+
+    def _job_isinstance(self, value: Any, types: Any) -> bool | None:
+        """``isinstance(m, (Detect, DDetect))`` where every type is a class of the job's and ``m`` an instance of one:
+        whether its class or a base it derives from (followed through the job's code) is one of them. None when
+        that cannot be told."""
+        wanted = [types] if isinstance(types, tuple) and types[:1] == ("def",) else types
+        if not (
+            isinstance(wanted, list | tuple) and wanted
+            and all(isinstance(t, tuple) and len(t) == 3 and isinstance(t[1], ast.ClassDef) for t in wanted)
+            and isinstance(value, Obj) and isinstance(value.origin, tuple) and len(value.origin) == 3
+            and isinstance(value.origin[1], ast.ClassDef)
+        ):  # fmt: skip
+            return None
+        targets = {id(t[1]) for t in wanted}
+        origin: Any = value.origin
+        for _ in range(10):
+            if id(origin[1]) in targets:
+                return True
+            origin = self._base(origin)
+            if not (isinstance(origin, tuple) and len(origin) == 3 and isinstance(origin[1], ast.ClassDef)):
+                return False  # the chain reached a library's class (`nn.Module`): none of the job's
+        return None
+
+    def _eval_name(self, text: str, env: dict[str, Any], file: str) -> Any:
+        """``eval(text)`` of a name, a dotted name or a literal (YOLO's model YAML names its layer classes and
+        constants: ``eval("nn.Upsample")``, ``eval("nc")``); anything else is code, never run: unknown. A name
+        defined nowhere raises NameError in Python: under ``suppress(NameError)`` the text stays as it was."""
+        try:
+            tree = ast.parse(text.strip(), mode="eval").body
+        except (SyntaxError, ValueError):
+            return UNKNOWN
+        if not all(isinstance(n, ast.Name | ast.Attribute | ast.Constant | ast.Load) for n in ast.walk(tree)):
+            return UNKNOWN
+        root = tree
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id not in env and root.id not in ("True", "False", "None"):
+            if "NameError" in self._suppressing:
+                raise _Suppressed("NameError")
+            return UNKNOWN
+        return self._expr(tree, env, file)
 
     def _imported(self, dotted: str, file: str) -> Any:
         """What ``importlib.import_module(dotted)`` returns: a module of the workspace, or a library's by name."""
@@ -1196,6 +1277,8 @@ class Evaluator:
                 return _itertools(str(callee[1]).rsplit(".", 1)[-1], args, kwargs)
             if name == "open" and callee is None and args:
                 return self._open(args, kwargs)
+            if name == "eval" and callee is None and len(args) == 1 and isinstance(args[0], str):
+                return self._eval_name(args[0], env, file)  # YOLO's `m = eval("Conv")`: a name in the YAML
             if callee == ("ext", "ast.literal_eval") and len(args) == 1 and isinstance(args[0], str):
                 return _literal_text(args[0])  # `dict(cfg, **literal_eval(args.model_config))`: a literal, not code
             if _is_ext(callee) and name in _SAME_PATH and len(args) == 1 and isinstance(args[0], str):
@@ -1214,7 +1297,8 @@ class Evaluator:
                 self._set_attr(args[0], args[1], args[2])  # `setattr(self.base_model, "fc", nn.Dropout(p))`
                 return None
             if name == "isinstance" and callee is None and len(node.args) == 2 and args:
-                return _isinstance(args[0], node.args[1])
+                decided = self._job_isinstance(args[0], args[1]) if len(args) == 2 else None
+                return decided if decided is not None else _isinstance(args[0], node.args[1])
             if name in _BUILTINS and callee is None:
                 if any(a is UNKNOWN for a in args):
                     return UNKNOWN

@@ -423,8 +423,9 @@ def task_of(
             return "instruction_finetuning"  # the code formats instruction/response pairs (or chat turns), or the
             # data is named as supervised fine-tuning data (`allenai/tulu-3-sft-mixture`)
         return "language_model_finetuning" if pretrained else "language_modeling"
-    if model_type == "encoder_only_transformer":
-        return "masked_language_modeling"
+    if model_type == "encoder_only_transformer":  # an encoder trained from scratch learns by masked tokens; a
+        return None if pretrained and _EMBEDS_SENTENCES.search(code) else "masked_language_modeling"  # checkpoint
+        # tuned into a sentence embedder or reranker (sentence-transformers) is not
     if (
         (model_type == "rnn" or (model_type is None and tokens))
         and (re.search(r"\bvocab", code) or _shifted_targets(code))
@@ -456,6 +457,9 @@ def _shifted_targets(code: str) -> bool:
     (``inp = chunk[:-1]; target = chunk[1:]``): each position's target is the next token, next-token prediction."""
     return bool({m.group(1) for m in _SHIFT_DOWN.finditer(code)} & {m.group(1) for m in _SHIFT_UP.finditer(code)})
 
+
+# A library that trains an encoder into a sentence embedder or a reranker (its losses, not masked tokens)
+_EMBEDS_SENTENCES: Final = re.compile(r"^\s*(?:from|import) sentence_transformers\b", re.M)
 
 # What a classifier's training code computes: a cross-entropy over class labels, top-k accuracy, a class count
 _CLASSIFIES: Final = re.compile(

@@ -668,6 +668,8 @@ def _precision(ex: Extraction) -> str:
         return "fp16"
     if (u := uses.get("cast")) is not None and isinstance(u.value, str):
         return u.value  # the model itself cast to half precision (`model.to(torch.bfloat16)`, `.half()`)
+    if (u := uses.get("param_dtype")) is not None and u.value in ("bfloat16", "float16"):
+        return "bf16" if u.value == "bfloat16" else "fp16"  # the trained weights computed in half precision
     if (u := uses.get("apex_amp")) is not None and isinstance(u.value, str) and u.value.upper() != "O0":
         return "fp16"
     enabled = uses.get("amp_enabled")
@@ -746,10 +748,14 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         fw += ["Lightning"]
         if "@hydra.main" in code:
             fw.append("Hydra")
-    elif _HF_TRAINER.search(code) and re.search(r"^\s*(?:from|import) (?:transformers|trl)\b", code, re.M):
-        fw.append("HF Trainer")
+    elif _HF_TRAINER.search(code) and re.search(
+        r"^\s*(?:from|import) (?:transformers|trl|sentence_transformers)\b", code, re.M
+    ):
+        fw.append("HF Trainer")  # (sentence-transformers' trainers are HF Trainer subclasses)
         if re.search(r"^\s*(?:from trl\b|import trl\b)", code, re.M):
             fw.append("TRL")
+        if re.search(r"^\s*(?:from|import) sentence_transformers\b", code, re.M):
+            fw.append("Sentence Transformers")
     elif (other := _non_torch(ex)) and not _imports_torch(ex):
         fw += other  # a TensorFlow / JAX job: neither the entry script nor the modules it reaches import torch
     else:

@@ -10,6 +10,7 @@ unknown makes the count fail (``None``) rather than guess. Work is bounded (step
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
@@ -17,7 +18,7 @@ from typing import Any, Final
 from schedmate.agents.advisor.extract.evaluator import Callee, Evaluator, builds_nothing, is_module_value, is_number
 from schedmate.agents.advisor.extract.known import known_model
 from schedmate.agents.advisor.extract.library_modules import library_module
-from schedmate.agents.advisor.extract.syntax import last_names, parse, walk
+from schedmate.agents.advisor.extract.syntax import last_names, parse, searches_tree, walk
 from schedmate.agents.advisor.extract.torch_layers import PARALLEL_WRAPPERS, torch_call
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, Obj, Weight, namespace
 from schedmate.agents.advisor.extract.workspace import Workspace
@@ -320,6 +321,13 @@ class ParamCounter(Evaluator):
 
     def _stmt(self, node: ast.stmt, env: dict[str, Any], file: str, module_level: bool = False) -> None:
         if (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript)
+            and isinstance(node.targets[0].value, ast.Attribute)
+            and node.targets[0].value.attr in ("data", "weight", "bias")
+        ):  # fmt: skip
+            return  # `self.conv.weight.data[:] = nn.Parameter(torch.arange(c1)…)`: values written into a layer's
+            # existing weights (YOLO's DFL), no parameter added
+        if (
             isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
             and _NOT_TRAINED.search(node.targets[0].attr)
         ):  # fmt: skip
@@ -581,11 +589,8 @@ class ParamCounter(Evaluator):
             return copied
         if value is None or isinstance(value, int | float | str | bytes):
             return value  # `copy.deepcopy(init_cfg)` of a plain setting
-        if isinstance(value, dict | list) and all(
-            x is None or isinstance(x, int | float | str | bool)
-            for x in (value.values() if isinstance(value, dict) else value)
-        ):
-            return type(value)(value)
+        if isinstance(value, dict | list) and _plain_data(value):
+            return copy.deepcopy(value)  # settings as nested data (a YOLO model YAML's layer lists)
         raise AbortError("copy of a module of unknown size")
 
     # --- user classes and functions -------------------------------------------------------------
@@ -642,6 +647,14 @@ class ParamCounter(Evaluator):
             return obj
         if isinstance(node, ast.FunctionDef) and node.name == "forward":
             return UNKNOWN  # a dummy forward pass in __init__ (strides from `self.forward(zeros)`) builds nothing
+        if (
+            isinstance(node, ast.FunctionDef) and args and isinstance(args[0], str) and args[0]
+            and searches_tree(node, self._module(file)[0])
+        ):  # fmt: skip
+            if self.ws.exists(args[0]):
+                return args[0]  # a file-finding helper given a file that is there hands it back as it is
+            if (found := self.ws.only_file_named(args[0])) is not None:
+                return found  # `check_yaml("hyp.scratch-high.yaml")`: the one file of that name below
         if isinstance(node, ast.FunctionDef):
             env = dict(self._module(file)[1])
             if (closure := self.closures.get(id(callee))) is not None and closure[0] is callee:
@@ -851,3 +864,13 @@ def _library_model(name: str, args: list[Any]) -> int | None:
         return None
     hit = known_model(name)
     return int(hit[0] * 1e6) if hit is not None else None
+
+
+def _plain_data(value: object, depth: int = 0) -> bool:
+    """Whether ``value`` is settings only: numbers, strings, None, and dicts/lists/tuples of them (bounded depth)."""
+    if value is None or isinstance(value, int | float | str | bool):
+        return True
+    if depth > 8 or not isinstance(value, dict | list | tuple):
+        return False
+    items = value.values() if isinstance(value, dict) else value
+    return all(_plain_data(x, depth + 1) for x in items)

@@ -153,3 +153,24 @@ def builds_hf_parser(call: ast.Call) -> bool:
         and bool(first.elts)
         and all(isinstance(e, ast.Name) for e in first.elts)
     )
+
+
+def searches_tree(fn: ast.FunctionDef, module: ast.Module | None, hops: int = 1) -> bool:
+    """Whether ``fn``, or a function of ``module`` it calls (``hops`` deep), looks a file up by name in the folders
+    below: ``glob.glob(str(ROOT / d / "**" / file), recursive=True)`` (YOLO's ``check_file``), ``Path(d).rglob(file)``.
+    """
+    for n in walk(fn):
+        if not isinstance(n, ast.Call):
+            continue
+        name = callee_name(n)
+        if name == "rglob" or (
+            name in ("glob", "iglob")
+            and any(k.arg == "recursive" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+                    for k in n.keywords)
+        ):  # fmt: skip
+            return True
+        if hops > 0 and isinstance(n.func, ast.Name) and module is not None:
+            inner = next((d for d in module.body if isinstance(d, ast.FunctionDef) and d.name == n.func.id), None)
+            if inner is not None and inner is not fn and searches_tree(inner, module, hops - 1):
+                return True
+    return False

@@ -43,7 +43,14 @@ from schedmate.agents.advisor.extract.config_sources import (
     nest_flat,
 )
 from schedmate.agents.advisor.extract.evaluator import is_config_singleton, is_number
-from schedmate.agents.advisor.extract.syntax import builds_hf_parser, callee_name, last_names, parse, walk
+from schedmate.agents.advisor.extract.syntax import (
+    builds_hf_parser,
+    callee_name,
+    last_names,
+    parse,
+    searches_tree,
+    walk,
+)
 from schedmate.agents.advisor.extract.workspace import Workspace
 
 __all__ = [
@@ -92,6 +99,8 @@ _HF_ARGS: Final = frozenset(
     {"TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "ORPOConfig", "KTOConfig",
      "RewardConfig", "PPOConfig", "GRPOConfig", "CPOConfig"}
 )  # fmt: skip
+# Libraries' model classes whose first argument names the Hub checkpoint they load (sentence-transformers)
+_HUB_MODEL_CLASSES: Final = frozenset({"SentenceTransformer", "CrossEncoder", "SparseEncoder"})
 # field ← (keyword names, positional index) per consumer
 _HF_KW: Final[dict[str, tuple[str, ...]]] = {
     "batch": ("per_device_train_batch_size",), "lr": ("learning_rate",), "epochs": ("num_train_epochs",),
@@ -167,6 +176,7 @@ class _Resolver:
     ) -> None:
         self.ws, self.file, self.settings, self.world_size = ws, file, settings, world_size
         self.cli = {k: v.value for k, v in flag_values(argv).items()}
+        self.argv = [file, *argv]  # `sys.argv`: the script, then the arguments it was given
         self.module = _Scope(tree)
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.scopes: dict[ast.AST, _Scope] = {}
@@ -325,6 +335,8 @@ class _Resolver:
                 return _joined([a, b])  # `ROOT / "data/hyps/hyp.yaml"`: only a Path divides by a string
             return _UNKNOWN
         if isinstance(node, ast.Attribute):
+            if _dotted(node) == "sys.argv":  # `model_name = sys.argv[1] if len(sys.argv) > 1 else "bert-base"`
+                return list(self.argv)
             if (dtype := _DTYPES.get(_dotted(node))) is not None:
                 return dtype  # `torch.bfloat16`: a dtype by its name, so `x if amp == "bf16" else y` can be told
             return self._attribute(node, scope, line, d)
@@ -1021,6 +1033,13 @@ class _Resolver:
                 v = self.value(args[0], scope, line, depth)  # a helper that checks a file and returns its path
                 if isinstance(v, str) and v and self.ws.exists(v):
                     return v
+                if (
+                    isinstance(v, str) and v and "/" not in v
+                    and searches_tree(fn, self.parsed(module) if module else None)
+                    and (found := self.ws.only_file_named(v)) is not None
+                ):  # fmt: skip
+                    return found  # YOLO's `check_yaml("hyp.scratch-high.yaml")` globs the repository for a bare name
+
         if isinstance(node.func, ast.Name) and not args and not node.keywords:  # `config = get_config()`
             fn = self.functions.get(name) or _imported_function(self.ws, self, name, self.file)
             if isinstance(fn, ast.FunctionDef) and (returned := _returned_dict(fn)) is not None:
@@ -1448,6 +1467,8 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         bound = ast.Call(func=call.args[0], args=call.args[1:], keywords=call.keywords)
         call = ast.copy_location(bound, call)
     name, dotted = _callee(call), _dotted(call.func)
+    if (a := _args_of(call, ("param_dtype",))) is not None:  # FSDP's `MixedPrecision(param_dtype=torch.bfloat16)`,
+        yield "param_dtype", a, f"{name}(param_dtype=)"  # a loader casting the trained weights (mistral-finetune)
     if name.endswith("DataLoader"):
         if (a := _args_of(call, ("batch_size",), 1)) is not None:
             yield "batch", a, f"{name}(batch_size=)"
@@ -1503,7 +1524,8 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         yield "batch", a, f"{name}(train_batch_size=)"  # TensorFlow's Estimator: the batch its input_fn is given
     elif name == "train" and isinstance(call.func, ast.Attribute) and (a := _args_of(call, ("max_steps",))) is not None:
         yield "max_steps", a, "Estimator.train(max_steps=)"  # the global step at which training stops
-    elif name in _HF_ARGS:
+    elif name in _HF_ARGS or name.endswith("TrainingArguments"):  # (a library's subclass of HF's:
+        # sentence-transformers' `SentenceTransformerTrainingArguments`, `CrossEncoderTrainingArguments`)
         for fieldname, kws in _HF_KW.items():
             if (a := _args_of(call, kws)) is not None:
                 yield fieldname, a, f"{name}({kws[0]}=)"
@@ -1531,6 +1553,8 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     elif name == "from_pretrained" and not any(s in dotted for s in NOT_WEIGHTS_LOADERS):
         if (a := _args_of(call, ("pretrained_model_name_or_path",), 0)) is not None:
             yield "model", a, f"{dotted or name}()"
+    elif name in _HUB_MODEL_CLASSES and (a := _args_of(call, ("model_name_or_path",), 0)) is not None:
+        yield "model", a, f"{name}()"  # a library's model class built from a Hub checkpoint by name
     elif name == "create_model" and (a := _args_of(call, ("model_name",), 0)) is not None:
         yield "model", a, "create_model()"
     elif (
@@ -1749,6 +1773,19 @@ def _tf_dataset_chain(receiver: ast.expr, depth: int = 0) -> bool:
             return True  # `tf.data.Dataset.from_tensor_slices(…)`, `tf.data.TFRecordDataset(files)`
         return receiver.func.attr in _TF_DATASET_METHODS and _tf_dataset_chain(receiver.func.value, depth + 1)
     return False
+
+
+def _split_rank(call: ast.Call) -> int:
+    """How surely a dataset loader reads the training data, by the split it asks for: `load_dataset(…,
+    split="train")` (2), a validation or test split (0), else 1. The job's evaluation sets come after its
+    training set, so the latest loader alone would name the data it is evaluated on."""
+    split = _args_of(call, ("split",))
+    if not (isinstance(split, ast.Constant) and isinstance(split.value, str)):
+        return 1
+    said = split.value.lower()
+    if said.startswith("train"):
+        return 2
+    return 0 if said.startswith(("val", "test", "dev", "eval")) else 1
 
 
 def _loader_rank(call: ast.Call) -> int:
@@ -2793,8 +2830,8 @@ def find_uses(
                 v = v if "multi_gpu_model" in how and _is_count(v) and v > 1 else _device_list_size(v)  # (a count)
                 if v is None:
                     continue
-            rank = _loader_rank(node) if fieldname == "batch" else 1
-            if rank == 0 and training_loader:
+            rank = _loader_rank(node) if fieldname == "batch" else _split_rank(node) if fieldname == "dataset" else 1
+            if rank == 0 and training_loader and fieldname == "batch":
                 continue
             prev = out.get(fieldname)
             later = node.lineno >= prev.line if prev is not None else True
@@ -2997,12 +3034,61 @@ def _visible_set_here(r: _Resolver, tree: ast.Module) -> tuple[int, int] | None:
         ):  # fmt: skip
             continue
         v = r.value(node.value, _scope_at(r, tree, node.lineno), node.lineno)
-        if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 4096:
-            return 1, node.lineno
-        if isinstance(v, str) and re.fullmatch(r"\s*\d{1,4}(?:\s*,\s*\d{1,4})*\s*,?\s*", v):
-            return len([x for x in v.split(",") if x.strip()]), node.lineno
-        return None
+        return _visible_count(v, node.lineno)
+    for call in walk(tree):  # `device = select_device(opt.device)`: a helper of the job's sets it from its argument
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.args):
+            continue
+        fn = r.functions.get(call.func.id) or _imported_function(r.ws, r, call.func.id, r.file)
+        if fn is None or (param := _sets_visible_from(fn)) is None:
+            continue
+        passed = passed_for(call, param, [a.arg for a in fn.args.args])
+        if passed is not None:
+            v = r.value(passed, _scope_at(r, tree, call.lineno), call.lineno)
+            return _visible_count(v, call.lineno)
     return None
+
+
+def _visible_count(v: Any, line: int) -> tuple[int, int] | None:
+    """How many devices a ``CUDA_VISIBLE_DEVICES`` value makes visible ("0,1" → 2), and where it was set."""
+    if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 4096:
+        return 1, line
+    if isinstance(v, str) and re.fullmatch(r"\s*\d{1,4}(?:\s*,\s*\d{1,4})*\s*,?\s*", v):
+        return len([x for x in v.split(",") if x.strip()]), line
+    return None
+
+
+def _sets_visible_from(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The parameter a helper puts into ``os.environ['CUDA_VISIBLE_DEVICES']`` (YOLO's ``select_device(device)``:
+    ``os.environ['CUDA_VISIBLE_DEVICES'] = device``, after only reformatting it), or None."""
+    params = {a.arg for a in fn.args.args}
+    for node in walk(fn):
+        if (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript)
+            and _dotted(node.targets[0].value) in ("os.environ", "environ")
+            and isinstance(node.targets[0].slice, ast.Constant)
+            and node.targets[0].slice.value == "CUDA_VISIBLE_DEVICES"
+            and isinstance(node.value, ast.Name) and node.value.id in params
+        ):  # fmt: skip
+            name = node.value.id
+            rebound = [
+                a.value for a in walk(fn) if isinstance(a, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == name for t in a.targets)
+            ]  # fmt: skip
+            if all(_reformats(v, name) for v in rebound):
+                return name
+    return None
+
+
+_REFORMATS: Final = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "casefold", "replace"})
+
+
+def _reformats(value: ast.expr, name: str) -> bool:
+    """Whether ``value`` is ``name`` only passed through string methods (``str(device).strip().lower()``)."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _REFORMATS:
+        value = value.func.value
+    if isinstance(value, ast.Call) and _callee(value) == "str" and len(value.args) == 1:
+        value = value.args[0]
+    return isinstance(value, ast.Name) and value.id == name
 
 
 def _scope_at(r: _Resolver, tree: ast.Module, line: int) -> _Scope:

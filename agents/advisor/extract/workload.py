@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+import posixpath
 import re
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
@@ -60,7 +61,8 @@ _RL_ENVIRONMENTS: Final = re.compile(
 _DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", "data.name", "data._target_", "datadir",
                         "dataroot", "data_root", "dataset_root", "dataset_dir", "dataset_path",
                         "data.training_files", "training_files", "train_files", "data_path", "data_dir",
-                        "datasets.train.name", "data.train.type", "dataset.name", "train.dataset", "train_data",
+                        "datasets.train.name", "data.train.type", "dataset.name", "train.dataset",
+                        "train_data",
                         "train_file", "train_path", "train_dir", "train_data_path", "train_data_dir", "train_ann",
                         "data_folder", "train_filename", "train_data_file", "training_file", "training_data",
                         "env_name", "env_id", "game", "atari_game", "gym_env", "data", "dataroot_gt", "dataroot_lq",
@@ -92,6 +94,7 @@ class _Model:
     kinds: dict[str, int] | None = None  # parameters of the layers the counted model holds, by family
     part: bool = False  # named by a setting of one part's section (`model_params.decoder.type`), not the whole
     file: str | None = None  # the module defining the built object's class, where no class was looked up
+    from_config: bool = False  # named by the config file a generic class is built from (`Model("gelan-c.yaml")`)
 
 
 def _source(v: Value) -> FieldSource:
@@ -282,6 +285,7 @@ def _optimized_module(
     critic: tuple[str, ast.Call] | None = None  # a GAN's discriminator: the model only when nothing else is trained
     judges = _judges(tree, owners)
     classes = {c.name for c in walk(tree) if isinstance(c, ast.ClassDef)}  # `class generator(nn.Module)`: lower case
+    chosen = _imported_by_setting(tree)
     for name in owners:
         found: list[tuple[bool, str, ast.Call]] = []
         for node in walk(tree):
@@ -295,7 +299,17 @@ def _optimized_module(
                 rewraps = bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == name
                 if (
                     cls
-                    and (cls[0].isupper() or cls in classes or _torchvision_builder(call, tree))  # `models.resnet18()`
+                    and (
+                        cls[0].isupper()
+                        or cls in classes
+                        or _torchvision_builder(call, tree)  # `models.resnet18()`
+                        or (
+                            isinstance(func, ast.Attribute)
+                            and isinstance(func.value, ast.Name)
+                            and func.value.id in chosen
+                            and func.attr not in _SAME_MODULE  # (not `classifier = model.eval()` elsewhere)
+                        )
+                    )  # (`MODEL.get_model(…)` of the module `importlib.import_module(args.model)` returned)
                     and not _is_wrapper(cls, wrappers)
                     and not rewraps
                     and id(node) not in ruled_out
@@ -307,6 +321,17 @@ def _optimized_module(
                 return cls, call
             critic = critic or (cls, call)
     return critic or _optimized_attribute(tree, wrappers)
+
+
+def _imported_by_setting(tree: ast.Module) -> set[str]:
+    """Names bound to a module imported by name at run time (``MODEL = importlib.import_module(args.model)``):
+    what such a module defines is the job's own code, chosen by a setting."""
+    return {
+        t.id for node in walk(tree)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+        and ast.unparse(node.value.func) in ("importlib.import_module", "import_module")
+        for t in node.targets if isinstance(t, ast.Name)
+    }  # fmt: skip
 
 
 def _either_arm(value: ast.expr, wrappers: Collection[str] = _WRAPPERS) -> ast.Call | None:
@@ -974,7 +999,26 @@ def _model_from_call(
     key = ex.uses.get("registry_key")
     if key is not None and key.line == node.lineno and isinstance(key.value, str) and _variant_of(key.value, cls):
         return _Model(key.value, mc, count, kinds)  # `create_by_name("RepVGG-A0")` builds a RepVGG: the key says which
+    if (stem := _config_stem(cls, built, counter)) is not None:
+        return _Model(stem, mc, count, kinds, from_config=True)
     return _Model(_with_depth(cls, counter.arguments.get(cls, {})), mc, count, kinds)
+
+
+_GENERIC_CLASS: Final = re.compile(r"(?i)(?:detection|base)?(?:model|net|network)")
+_GENERIC_STEM: Final = re.compile(r"(?i)config|default|model|base|train|hyp.*")
+
+
+def _config_stem(cls: str, built: Any, counter: ParamCounter) -> str | None:
+    """The name of the model config file a class of a generic name is built from (YOLO's ``Model(cfg)`` with
+    ``models/detect/gelan-c.yaml``: "gelan-c"): its first argument, a YAML file the constructor read."""
+    if not _GENERIC_CLASS.fullmatch(cls) or not isinstance(built, Obj):
+        return None
+    given = counter.arguments.get(built.cls, {})
+    first = next(iter(given.values()), None)
+    if not (isinstance(first, str) and first.endswith((".yaml", ".yml"))):
+        return None
+    stem = posixpath.splitext(posixpath.basename(first))[0]
+    return stem if stem and not _GENERIC_STEM.fullmatch(stem) else None
 
 
 def _co_trained(ex: Extraction, node: ast.Call) -> list[ast.Call]:
@@ -1840,16 +1884,26 @@ def _known_flag(
     return None
 
 
+def _mentions_lora(ex: Extraction) -> bool:
+    """Whether the job reads a flat LoRA setting anywhere: its entry or modules mention LoRA or PEFT, or a Hydra
+    ``_target_`` builds a LoRA config. (A shared base config's ``lora_rank = 4`` that nothing reads builds no
+    adapters; a CLI tool with no script of the job's, axolotl reading its ``lora_r``, is not asked.)"""
+    if any(re.search(r"(?i)lora|peft", t) for t in [ex.code, *(t for _, t in ex.modules[:40])]):
+        return True
+    return any(k.endswith("_target_") and "lora" in str(v.value).lower() for k, v in ex.values.items())
+
+
 def _pretrained_name(ex: Extraction, key: str, pretrained: Value) -> str:
     """The checkpoint id's last part, saying how it is trained (LoRA, full fine-tune, nanoGPT ``init_from``)."""
     suffix = ""
     ft = ex.get("finetuning_type")
     peft = ex.uses.get("peft")  # the adapters are built where the code runs (not only under a setting that is off)
     lora_in_code = peft.value is True if peft is not None else re.search(r"\bLoraConfig\(|\bget_peft_model\(", ex.code)
+    flat = ex.get("lora_rank", "lora_r") is not None and (not ex.code or peft is not None or _mentions_lora(ex))
     lora_rank = (
-        ex.get("lora_rank", "lora_r") is not None
-        or any(re.search(r"(?:^|\.)lora_config\.(?:r|rank)$", k) and v.value for k, v in ex.values.items())
-    ) and (peft is None or peft.value is True)  # (`model.lora_config: {r: 8, ...}`: adapters of rank 8)
+        flat or any(re.search(r"(?:^|\.)lora_config\.(?:r|rank)$", k) and v.value for k, v in ex.values.items())
+    ) and (peft is None or peft.value is True)  # (`model.lora_config: {r: 8, ...}`: adapters of rank 8, handed to
+    # the model with its config)
     if (ft is not None and ft.value == "lora") or lora_rank or lora_in_code:
         suffix = " + LoRA"
     elif ft is not None and ft.value == "full":
@@ -1935,6 +1989,12 @@ def _dataset(
         cv = ex.get("dataset_config_name") if key == "dataset_name" else None  # HF examples' DataTrainingArguments
         conf = cv.value if cv is not None and isinstance(cv.value, str) else ""
         return _with_config(canonical_dataset(f"{v.value} {conf}") or v.value.replace(",", " + "), conf)
+    if (
+        (v := ex.get("data.type")) is not None and isinstance(v.value, str)
+        and re.fullmatch(r"[A-Z][\w-]{1,40}", v.value) and not _DATASET_WRAPPERS.fullmatch(v.value)
+    ):  # fmt: skip
+        prov["dataset"] = _source(v)  # an mmcv config's `data = dict(type='SAM', ...)`: the registered dataset
+        return canonical_dataset(v.value) or v.value  # class (not torchreid's `data.type: image`, a modality)
     for key in ("task_name", "task"):  # `--task_name=MNLI`: a benchmark's task that is a dataset of its own
         v = ex.get(key)
         if v is not None and isinstance(v.value, str) and (canon := canonical_dataset(v.value)) is not None:
@@ -2473,7 +2533,7 @@ def _identify(
     if pretrained is None and shape_name and shaped is not None:
         ident.model_name = shape_name.replace("-", " ") if shape_name == shaped.value else shape_name
         prov["model_name"] = FieldSource(file=shaped.file, line=shaped.line, path="use")
-    elif pretrained is None and ident.model_name:
+    elif pretrained is None and ident.model_name and not model.from_config:
         ident.model_name = _described(ident.model_name, family, ex)
     names = [str(pretrained.value) if pretrained else "", ident.model_name or "", model.cls.name if model.cls else ""]
     ident.model_type = model_type_of(names, model.cls)
@@ -2529,8 +2589,11 @@ def _identify(
         return ident
     if (
         ident.model_type in (None, "cnn", "vision_transformer", "diffusion_unet", "unet")
-        and pretrained is None
-        and (_vocabulary(ex, _DIFFUSION_WORDS) or _DIFFUSION_CALLS.search(ex.code) is not None)
+        and (
+            pretrained is None or from_flag or _DIFFUSION_CALLS.search(ex.code) is not None
+        )  # (a config naming the architecture the job builds: PixArt's `model = …`; a checkpoint trained on the
+        and (_vocabulary(ex, _DIFFUSION_WORDS) or _DIFFUSION_CALLS.search(ex.code) is not None)  # noise a
+        # scheduler adds: a diffusion transformer fine-tuned)
     ):
         ident.model_type = ident.model_type if ident.model_type not in (None, "cnn", "unet") else "diffusion_unet"
         ident.task = "image_generation_diffusion"  # noise schedules, q/p sampling, SDE marginals

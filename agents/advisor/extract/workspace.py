@@ -208,6 +208,14 @@ class Workspace:
         """A workspace for a folder inside this one, recording reads in the same place."""
         return Workspace(self.resolve(rel), self.max_file_bytes, self.max_files, self.reads, self.boundary)
 
+    def only_file_named(self, name: str) -> str | None:
+        """The one file of the workspace with this name (None when there is none, or more than one)."""
+        suffix = os.path.splitext(name)[1]  # noqa: PTH122
+        if not suffix or "/" in name:
+            return None
+        found = [f for f in self.files((suffix,)) if os.path.basename(f) == name]  # noqa: PTH119
+        return found[0] if len(found) == 1 else None
+
     def files(self, suffixes: tuple[str, ...] = TEXT_SUFFIXES) -> Iterator[str]:
         """Relative paths of text files of interest (bounded walk, no symlinked dirs)."""
         count = 0
