@@ -371,3 +371,35 @@ def test_mmcv_config_data_type_and_an_unused_lora_rank(tmp_path: Path) -> None:
     assert meta.dataset == "SAM"
     assert meta.batch_size_per_device == 8
     assert meta.model_name is None or "LoRA" not in meta.model_name
+
+
+_ENET = """
+import torch
+import torch.nn as nn
+from models.enet import ENet
+from data import load_classes
+
+class_encoding = load_classes()
+num_classes = len(class_encoding)
+model = ENet(num_classes).cuda()
+optimizer = torch.optim.Adam(model.parameters(), lr=5e-4)
+"""
+_ENET_MODEL = """
+import torch.nn as nn
+
+
+class ENet(nn.Module):
+    def __init__(self, num_classes):
+        super().__init__()
+        self.initial = nn.Conv2d(3, 16, 3, bias=False)
+        self.fullconv = nn.ConvTranspose2d(16, num_classes, kernel_size=3, stride=2, padding=1, bias=False)
+"""
+
+
+def test_a_class_count_read_from_the_data_given_positionally(tmp_path: Path) -> None:
+    """`ENet(num_classes)` with `num_classes = len(class_encoding)` known only at run time: counted with a small
+    stand-in class count (the output layer is a small share), as a keyword class count already was."""
+    root = write(tmp_path, {"main.py": _ENET, "models/__init__.py": "", "models/enet.py": _ENET_MODEL, "data.py": ""})
+    meta = extract_metadata(root, "python main.py")
+    assert meta.params_millions is not None
+    assert 3 * 16 * 9 / 1e6 < meta.params_millions < (3 * 16 * 9 + 16 * 100 * 9) / 1e6

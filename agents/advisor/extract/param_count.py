@@ -197,6 +197,12 @@ class ParamCounter(Evaluator):
         told left out, so the constructor's defaults stand in for them (``DeepLab(num_classes=self.nclass, …)``,
         the class count a data loader returns: the layers it does not shape are still counted)."""
         count = self.count_call(call, env, file, after)
+        if count is None and (positional := self._positional_class_count(call, env, file)) is not None:
+            count = self.count_call(positional, env, file, after)  # `ENet(num_classes)` with the count read from
+            if count is not None:  # the data at run time: a small stand-in, as for a keyword below
+                self.cuts.append(f"parameter count: the class count known only at run time, counted as "
+                                 f"{_STAND_IN_CLASSES}")  # fmt: skip
+                return count
         if count is not None or not call.keywords:
             return count
         try:
@@ -269,6 +275,23 @@ class ParamCounter(Evaluator):
             if isinstance(value, Layer):
                 out[value.kind] = out.get(value.kind, 0) + value.params
         return out
+
+    def _positional_class_count(self, call: ast.Call, env: dict[str, Any], file: str) -> ast.Call | None:
+        """``call`` with its positional class-count names whose values cannot be told (``num_classes`` computed from
+        the data) replaced by a small stand-in; None when it has none."""
+        try:
+            scope = {**self._module(file)[1], **env}
+            unknown = {
+                i for i, a in enumerate(call.args)
+                if isinstance(a, ast.Name) and _CLASS_COUNT.fullmatch(a.id)
+                and ((v := self._expr(a, dict(scope), file)) is UNKNOWN or v is self.parsed_settings)
+            }  # fmt: skip
+        except _SLICE_ERRORS:
+            return None
+        if not unknown:
+            return None
+        args = [ast.Constant(_STAND_IN_CLASSES) if i in unknown else a for i, a in enumerate(call.args)]
+        return ast.copy_location(ast.Call(func=call.func, args=args, keywords=call.keywords), call)
 
     def _note(self, exc: BaseException) -> None:
         """Say why a count stopped when it ran out of recursion or of its step budget (not merely unknown)."""

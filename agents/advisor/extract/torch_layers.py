@@ -58,8 +58,8 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
 
     def arg(i: int, key: str, default: Any = UNKNOWN) -> Any:
         v = args[i] if i < len(args) else kw.get(key, default)
-        if v is UNKNOWN:
-            raise AbortError(f"{name}: unknown {key}")
+        if v is UNKNOWN or isinstance(v, Obj):  # (an object, such as the settings standing in for a name computed
+            raise AbortError(f"{name}: unknown {key}")  # at run time, is no size)
         return v
 
     if name in _TUPLES and len(args) == 1:  # timm's `to_2tuple(img_size)`, torch's `_pair(kernel_size)`
