@@ -403,3 +403,18 @@ def test_a_class_count_read_from_the_data_given_positionally(tmp_path: Path) -> 
     meta = extract_metadata(root, "python main.py")
     assert meta.params_millions is not None
     assert 3 * 16 * 9 / 1e6 < meta.params_millions < (3 * 16 * 9 + 16 * 100 * 9) / 1e6
+
+
+def test_an_installed_training_cli_with_its_defaults(tmp_path: Path) -> None:
+    """Ultralytics' `yolo train ...` runs no script of the job's: its documented defaults fill what the command
+    leaves out (batch 16 in total, AMP), a device list starts one process per device with the batch divided among
+    them, and `optimizer=auto` ignores `lr0` (the rate is chosen at run time), an explicit optimizer keeps it."""
+    meta = extract_metadata(tmp_path, "yolo train model=yolov8n.pt data=coco8.yaml epochs=10")
+    assert (meta.batch_size_per_device, meta.global_batch_size, meta.epochs) == (16, 16, 10)
+    assert (meta.precision, meta.distributed, meta.num_gpus, meta.learning_rate) == ("fp16", "single_gpu", 1, None)
+    assert meta.dataset == "COCO8"
+    ddp = extract_metadata(tmp_path, "yolo train model=yolov8m.pt data=coco.yaml optimizer=SGD lr0=0.02 device=0,1,2,3")
+    assert (ddp.batch_size_per_device, ddp.global_batch_size) == (4, 16)
+    assert (ddp.distributed, ddp.num_gpus, ddp.learning_rate) == ("ddp", 4, 0.02)
+    auto = extract_metadata(tmp_path, "yolo train model=yolov8m.pt data=coco.yaml lr0=0.02")
+    assert auto.learning_rate is None

@@ -11,11 +11,14 @@ from __future__ import annotations
 import ast
 import configparser
 import contextlib
+import functools
+import json
 import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Final
+from pathlib import Path
+from typing import Any, Final
 
 from schedmate.agents.advisor.extract.config_sources import (
     ArgSpec,
@@ -900,6 +903,40 @@ def _accelerate_setup(ws: Workspace, ex: Extraction) -> None:
         ex.values["accelerate.mixed_precision"] = mp
 
 
+@functools.cache
+def _cli_table() -> dict[str, Any]:
+    table: dict[str, Any] = json.loads((Path(__file__).parent / "cli_defaults.json").read_text(encoding="utf-8"))
+    return dict(table["clis"])
+
+
+def _installed_cli(ex: Extraction) -> None:
+    """An installed package's training CLI (Ultralytics' ``yolo train data=coco8.yaml``): its defaults under what
+    the command says, the processes its device list starts (the batch then divided among them), and no rate where
+    the CLI picks one itself (``optimizer=auto`` ignores ``lr0``)."""
+    cli = _cli_table().get(ex.launch.launcher or "")
+    if cli is None:
+        return
+    for key, value in cli["defaults"].items():
+        ex.values.setdefault(key, Value(value, f"{cli['package']} default", None))
+    devices = ex.values.get(cli.get("devices", ""))
+    ids = devices.value if devices is not None else None
+    if isinstance(ids, str):
+        ids = [x for x in re.split(r"[\s,\[\]]+", ids) if x]
+    if isinstance(ids, int) and not isinstance(ids, bool):
+        ids = [ids]
+    if ids == ["cpu"] and "amp" in cli["defaults"]:
+        ex.values["amp"] = Value(False, "command", None)  # no mixed precision on the CPU
+    if ids is None or (isinstance(ids, list | tuple) and ids and all(re.fullmatch(r"\d{1,3}", str(x)) for x in ids)):
+        n = len(ids) if ids else 1  # one process per listed device (DDP); none listed: the first GPU
+        ex.launch.world_size = n
+        ex.batch_divided_by_world = bool(cli.get("batch_total")) and n > 1
+    ignored = cli.get("rate_ignored_when", {})
+    if ignored and all(str((ex.values.get(k) or Value(None, "", None)).value) == v for k, v in ignored.items()):
+        ex.values.pop(cli["rate"], None)  # the CLI chooses the optimizer and its rate at run time
+    elif (rate := ex.values.get(cli.get("rate", ""))) is not None:
+        ex.values.setdefault("learning_rate", rate)
+
+
 def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None) -> Extraction:
     """Every setting the launch, the entry script and its configs give, merged in override order.
 
@@ -947,6 +984,7 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
                     ex.values.setdefault(k, Value(v, ds.file, ds.line))
     _data_module_and_deepspeed(ws, ex)
     _library_defaults(ex)
+    _installed_cli(ex)
     return ex
 
 
