@@ -158,6 +158,19 @@ def _tagged(loader: Any, suffix: str, node: Any) -> Any:
 
 _Yaml12Loader.add_multi_constructor("!", _tagged)
 
+
+def _python_tagged(loader: Any, suffix: str, node: Any) -> Any:
+    """PyYAML's Python tags (detectron2 configs' ``!!python/object/apply:eval ["[int(x * 0.1 * 512) …]"]``): the
+    node read as plain data, never constructed or evaluated, so the rest of the file still loads."""
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node, deep=True)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_scalar(node)
+
+
+_Yaml12Loader.add_multi_constructor("tag:yaml.org,2002:python/", _python_tagged)
+
 _REF: Final = re.compile(r"^<([A-Za-z_]\w*)>$")
 
 
@@ -990,20 +1003,46 @@ def cli_targets(arg: ast.expr) -> list[str]:
     return []
 
 
+_CLI_CALLS: Final = ("fire.Fire", "Fire", "typer.run", "CLI", "jsonargparse.CLI", "auto_cli", "jsonargparse.auto_cli")
+
+
+def cli_entry_functions(tree: ast.Module) -> set[str]:
+    """The functions a script exposes as its command line: those ``fire.Fire(f)`` / ``typer.run(f)`` / jsonargparse
+    ``CLI(f)`` are handed, and — in a script that builds no argument parser of its own — a function of the script
+    its ``__main__`` block hands, uncalled, to some runner (sensai's ``logging.run_cli(main)``, a ``cli(main)`` of
+    the job's): its parameters are what the command line sets."""
+    out = {
+        name for n in walk(tree)
+        if isinstance(n, ast.Call) and n.args and ast.unparse(n.func) in _CLI_CALLS
+        for name in cli_targets(n.args[0])
+    }  # fmt: skip
+    source = ast.unparse(tree) if not out else ""
+    if out or re.search(r"\bArgumentParser\(|\.parse_(?:known_)?args\(|\bHfArgumentParser\b", source):
+        return out
+    defined = {
+        d.name: d for d in tree.body
+        if isinstance(d, ast.FunctionDef | ast.AsyncFunctionDef) and (d.args.defaults or any(d.args.kw_defaults))
+    }  # fmt: skip
+    for block in tree.body:
+        if not (isinstance(block, ast.If) and "__name__" in ast.unparse(block.test)):
+            continue
+        for n in walk(block):
+            if (
+                isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id in defined
+                and ast.unparse(n.func) not in ("print", "len", "list", "map", "asyncio.run")
+            ):  # fmt: skip
+                out.add(n.args[0].id)
+    return out
+
+
 def cli_function_defaults(source: str, path: str) -> dict[str, Value]:
-    """Parameter defaults of the functions ``fire.Fire(f)`` / ``typer.run(f)`` / jsonargparse ``CLI(f)`` expose as the
-    command line."""
+    """Parameter defaults of the functions ``fire.Fire(f)`` / ``typer.run(f)`` / jsonargparse ``CLI(f)`` (and other
+    runners, see :func:`cli_entry_functions`) expose as the command line."""
     try:
         tree = parse(source)
     except (SyntaxError, ValueError):
         return {}
-    targets = {
-        name
-        for n in walk(tree)
-        if isinstance(n, ast.Call) and n.args
-        and ast.unparse(n.func) in ("fire.Fire", "Fire", "typer.run", "CLI", "jsonargparse.CLI", "auto_cli")
-        for name in cli_targets(n.args[0])
-    }  # fmt: skip
+    targets = cli_entry_functions(tree)
     out: dict[str, Value] = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in targets:

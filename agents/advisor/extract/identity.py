@@ -376,7 +376,8 @@ _SFT_DATA: Final = re.compile(r"(?:^|[-_/ ])(?:sft|instruct(?:ions?)?)(?:[-_/ ]|
 _INSTRUCTION: Final = re.compile(
     r"###\s*(?:Instruction|Response)|\binstruction\b.{0,80}\b(?:input|output|response)\b|\bapply_chat_template\(|"
     r"\bget_conv(?:ersation)?_template\(|\bconv(?:ersation)?\.roles\b|"  # chat turns in a conversation template
-    r"<\|im_start\|>|[\"'](?:user|human)[\"']\s*:.{0,200}?[\"'](?:assistant|gpt)[\"']",  # ChatML turns, a roles table
+    r"<\|im_start\|>|[\"'](?:user|human)[\"']\s*:.{0,200}?[\"'](?:assistant|gpt)[\"']|"  # ChatML turns, a roles table
+    r"[\"']conversations[\"'].{0,400}?==\s*[\"'](?:human|user)[\"']",  # chat turns told apart by speaker (Baichuan2)
     re.I | re.S,
 )
 

@@ -129,10 +129,10 @@ def _take_flags(tokens: list[str], launch: Launch, table: dict[str, str]) -> lis
         t = tokens[i]
         if not t.startswith("-"):
             return tokens[i:]
-        name, _, inline = t.partition("=")
-        value = inline if inline else (tokens[i + 1] if i + 1 < len(tokens) and _VALUE_FLAGS.match(name) else None)
+        name, eq, inline = t.partition("=")  # (`--hostfile=` with an empty value takes nothing more)
+        value = inline if eq else (tokens[i + 1] if i + 1 < len(tokens) and _VALUE_FLAGS.match(name) else None)
         launch.launcher_args.append(t)
-        if value is not None and not inline:
+        if value is not None and not eq:
             launch.launcher_args.append(value)
             i += 1
         kind = table.get(name)

@@ -658,6 +658,8 @@ def _precision(ex: Extraction) -> str:
     for key in ("bf16.enabled", "deepspeed.bf16.enabled", "deepspeed.bfloat16.enabled"):  # DeepSpeed's schema
         if (v := ex.values.get(key)) is not None and v.value is True:
             return "bf16"
+    if (v := ex.values.get("SOLVER.AMP.ENABLED")) is not None and v.value is True:
+        return "fp16"  # detectron2's AMPTrainer (CUDA autocast, float16)
     for key in ("fp16.enabled", "deepspeed.fp16.enabled"):
         if (v := ex.values.get(key)) is not None and v.value is True:
             return "fp16"

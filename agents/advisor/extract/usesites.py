@@ -36,6 +36,7 @@ from typing import Any, Final, TypeGuard, TypeVar
 from schedmate.agents.advisor.extract.budget import charge_nodes
 from schedmate.agents.advisor.extract.config_sources import (
     Value,
+    cli_entry_functions,
     cli_targets,
     constant_arithmetic,
     flag_values,
@@ -199,6 +200,7 @@ class _Resolver:
         self._scope_lines: dict[int, _Scope] = {}  # line → innermost function scope (once)
         self._loops: list[tuple[int, int]] | None = None  # line spans of the module's loops (once)
         self._index(tree, self.module)
+        self.entry_points |= cli_entry_functions(tree)  # (a runner the `__main__` block hands the function to)
 
     def parsed(self, path: str) -> ast.Module | None:
         """A workspace module, read and parsed once per extraction."""
@@ -1537,6 +1539,9 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
                 yield fieldname, a, f"{name}({kws[0]}=)"
         if (a := _args_of(call, ("strategy",))) is not None:
             yield "strategy", a, f"{name}(strategy=)"
+    elif "Trainer" in name and name not in ("Trainer", "Fabric") and (a := _args_of(call, ("max_epochs",))) is not None:
+        yield "epochs", a, f"{name}(max_epochs=)"  # another library's trainer or its parameters (Tianshou's
+        # `OffPolicyTrainerParams(max_epochs=epoch)`): the epochs it trains
     elif name == "from_argparse_args" and dotted.rsplit(".", 2)[-2:-1] == ["Trainer"] and call.args:
         stated = {kw.arg for kw in call.keywords}  # Lightning 1.x: `Trainer.from_argparse_args(args, **overrides)`
         for fieldname, kws in {**_PL_KW, "strategy": ("strategy",)}.items():  # reads the Trainer's options from args

@@ -633,10 +633,11 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
             if name == m.group("cls") and id(node) in ruled_out:
                 break  # built in an arm the settings rule out
             if name == m.group("cls"):
-                first = node.args[0] if node.args else None
-                if not (isinstance(first, ast.Name) and first.id == m.group("var")):  # `model = FullModel(model, loss)`
+                handed = [*node.args, *(k.value for k in node.keywords)]
+                if not any(isinstance(a, ast.Name) and a.id == m.group("var") for a in handed):
                     found.append((any(a <= line <= b for a, b in in_classes), m.group("cls"), node, m.group("var")))
-                break  # (the first argument being the variable itself wraps it, does not build it)
+                break  # (the variable itself handed in wraps it, does not build it: `model = FullModel(model,
+                # loss)`, detectron2's `model = SemanticSegmentorWithTTA(cfg, model)`)
     held = {  # `network_dict = nn.ModuleDict({...})` then `net = SpeedyConvNet(network_dict)`: a part of the model
         var for _, cls, _, var in found
         if cls in ("Sequential", "ModuleList", "ModuleDict") and any(
@@ -1497,8 +1498,9 @@ def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
 
 
 _TYPE_LEAVES: Final = frozenset(
-    {"type", "name", "arch", "model", "model_name", "network", "net", "class_name", "which_model", "net_type"}
-)
+    {"type", "name", "arch", "model", "model_name", "network", "net", "class_name", "which_model", "net_type",
+     "meta_architecture"}
+)  # fmt: skip
 _MODEL_PATH: Final = re.compile(r"model|net|arch|generator|backbone", re.I)
 _MODEL_FILE: Final = re.compile(r"model|net|arch|generator|backbone|layers|modules", re.I)
 
@@ -1626,7 +1628,9 @@ def _model_from_type_setting(
                 # config builds: `class CodeFormer(VQAutoEncoder)` beside `network_vqgan.type: VQAutoEncoder`)
             cls = m.group(1)
             key, v = wanted.get(cls) or folded[cls.lower()]
-            if _AUXILIARY_NETWORK.search(key) and any(not _AUXILIARY_NETWORK.search(k) for k, _ in wanted.values()):
+            if (_AUXILIARY_NETWORK.search(key) or _PART_KEY.search(key)) and any(
+                not (_AUXILIARY_NETWORK.search(k) or _PART_KEY.search(k)) for k, _ in wanted.values()
+            ):  # (a part's type, detectron2's `MODEL.SEM_SEG_HEAD.NAME`, beside the whole model's `META_ARCHITECTURE`)
                 later.append((cls, key, v, file, text))  # `network_identity.type: ResNetArcFace`: a frozen helper;
                 continue  # the generator (`network_g`) may be defined further on
             return _typed_model(ws, ex, counter, prov, cls, key, v, file, text)
@@ -1658,8 +1662,12 @@ def _model_from_type_setting(
     return _Model()
 
 
+# A Gym / Gymnasium environment id (`PongNoFrameskip-v4`, `Ant-v3`, `ALE/Breakout-v5`)
+_GYM_ID: Final = re.compile(r"(?:[A-Za-z]+/)?[A-Z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*-v\d+")
 # A section configuring one part of a model (`model_params.decoder.type: istftnet`): its type names that part
 _PART_SECTION: Final = re.compile(r"(?i)\.(?:decoder|encoder|vocoder|text_encoder|style_encoder)\.\w+$")
+# A setting naming one part of a model (its head, backbone, neck, decoder) rather than the whole
+_PART_KEY: Final = re.compile(r"(?i)(?:^|[._])(?:\w*_)?(?:head|backbone|neck|decoder|encoder)\.\w+$")
 # Networks a config builds beside the one it trains: discriminators, frozen identity or perceptual networks
 _AUXILIARY_NETWORK: Final = re.compile(r"(?i)(?:^|[._])(?:network|net)_(?:d|disc\w*|identity|perceptual|vgg|\w*_d)\b")
 
@@ -2000,6 +2008,9 @@ def _dataset(
         if v is not None and isinstance(v.value, str) and (canon := canonical_dataset(v.value)) is not None:
             prov["dataset"] = _source(v)
             return canon
+        if v is not None and isinstance(v.value, str) and _GYM_ID.fullmatch(v.value.strip()):
+            prov["dataset"] = _source(v)  # reinforcement learning: the environment a `task` names
+            return v.value.strip()  # (Tianshou's `--task PongNoFrameskip-v4`) is the data
     if any(_RL_ENVIRONMENTS.search(t) for t in [ex.code, *(t for _, t in ex.modules[:20])]):
         for key in ("env", "environment", "task", "task_name", "env_name"):  # `env: cheetah_run` of a job that
             # builds RL environments (its own modules import the library): the one it learns in
