@@ -931,7 +931,7 @@ def _installed_cli(ex: Extraction) -> None:
         ex.launch.world_size = n
         ex.batch_divided_by_world = bool(cli.get("batch_total")) and n > 1
     ignored = cli.get("rate_ignored_when", {})
-    if ignored and all(str((ex.values.get(k) or Value(None, "", None)).value) == v for k, v in ignored.items()):
+    if ignored and all((h := ex.values.get(k)) is not None and str(h.value) == v for k, v in ignored.items()):
         ex.values.pop(cli["rate"], None)  # the CLI chooses the optimizer and its rate at run time
     elif (rate := ex.values.get(cli.get("rate", ""))) is not None:
         ex.values.setdefault("learning_rate", rate)

@@ -29,7 +29,7 @@ from typing import Any, Final
 import yaml
 
 from schedmate.agents.advisor.extract.budget import charge_nodes, check_size
-from schedmate.agents.advisor.extract.syntax import parse, walk
+from schedmate.agents.advisor.extract.syntax import callee_name, parse, walk
 from schedmate.agents.advisor.extract.syspath import module_paths, path_value
 
 __all__ = [
@@ -1016,23 +1016,25 @@ def cli_entry_functions(tree: ast.Module) -> set[str]:
         if isinstance(n, ast.Call) and n.args and ast.unparse(n.func) in _CLI_CALLS
         for name in cli_targets(n.args[0])
     }  # fmt: skip
-    source = ast.unparse(tree) if not out else ""
-    if out or re.search(r"\bArgumentParser\(|\.parse_(?:known_)?args\(|\bHfArgumentParser\b", source):
+    if out:
         return out
     defined = {
-        d.name: d for d in tree.body
+        d.name for d in tree.body
         if isinstance(d, ast.FunctionDef | ast.AsyncFunctionDef) and (d.args.defaults or any(d.args.kw_defaults))
     }  # fmt: skip
-    for block in tree.body:
-        if not (isinstance(block, ast.If) and "__name__" in ast.unparse(block.test)):
-            continue
-        for n in walk(block):
-            if (
-                isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id in defined
-                and ast.unparse(n.func) not in ("print", "len", "list", "map", "asyncio.run")
-            ):  # fmt: skip
-                out.add(n.args[0].id)
-    return out
+    handed = {
+        n.args[0].id for block in tree.body
+        if isinstance(block, ast.If) and "__name__" in ast.unparse(block.test)
+        for n in walk(block)
+        if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id in defined
+        and ast.unparse(n.func) not in ("print", "len", "list", "map", "asyncio.run")
+    }  # fmt: skip
+    parses = handed and any(
+        isinstance(n, ast.Call) and callee_name(n) in ("ArgumentParser", "HfArgumentParser", "parse_args",
+                                                       "parse_known_args")
+        for n in walk(tree)
+    )  # fmt: skip
+    return set() if parses else handed  # (a script with its own parser reads its options from it)
 
 
 def cli_function_defaults(source: str, path: str) -> dict[str, Value]:

@@ -1270,11 +1270,6 @@ class Evaluator:
                 return ("partial", args[0], tuple(args[1:]), tuple(kwargs.items()))
             if _is_partial(callee):  # `norm_layer(embed_dim)`
                 return self._call_value(callee, args, kwargs, file)
-            if callee == ("ext", "importlib.import_module") and args and isinstance(args[0], str):
-                return self._imported(args[0], file)  # `from importlib import import_module` (EDSR's model loader)
-            if isinstance(callee, tuple) and _is_ext(callee) and str(callee[1]).startswith("itertools."):
-                # `from itertools import product`
-                return _itertools(str(callee[1]).rsplit(".", 1)[-1], args, kwargs)
             if name == "open" and callee is None and args:
                 return self._open(args, kwargs)
             if name == "eval" and callee is None and len(args) == 1 and isinstance(args[0], str):

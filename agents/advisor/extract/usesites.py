@@ -37,7 +37,6 @@ from schedmate.agents.advisor.extract.budget import charge_nodes
 from schedmate.agents.advisor.extract.config_sources import (
     Value,
     cli_entry_functions,
-    cli_targets,
     constant_arithmetic,
     flag_values,
     load_structured,
@@ -200,7 +199,7 @@ class _Resolver:
         self._scope_lines: dict[int, _Scope] = {}  # line → innermost function scope (once)
         self._loops: list[tuple[int, int]] | None = None  # line spans of the module's loops (once)
         self._index(tree, self.module)
-        self.entry_points |= cli_entry_functions(tree)  # (a runner the `__main__` block hands the function to)
+        self.entry_points |= cli_entry_functions(tree)  # `fire.Fire(train)`, or a runner `__main__` hands it to
 
     def parsed(self, path: str) -> ast.Module | None:
         """A workspace module, read and parsed once per extraction."""
@@ -299,10 +298,6 @@ class _Resolver:
     def _call(self, node: ast.Call, scope: _Scope) -> None:
         name = _callee(node)
         self.calls.setdefault(name, []).append((node, scope.node))
-        if name in ("Fire", "run", "CLI", "auto_cli") and _dotted(node.func) in (
-            "fire.Fire", "Fire", "typer.run", "CLI", "jsonargparse.CLI", "auto_cli", "jsonargparse.auto_cli"
-        ) and node.args:  # fmt: skip
-            self.entry_points.update(cli_targets(node.args[0]))  # `fire.Fire(train)`, `fire.Fire({"run": run})`
 
     # --- evaluation ------------------------------------------------------------------------------
     def value(self, node: ast.expr | None, scope: _Scope, line: int, depth: int = 0) -> Any:
@@ -3040,12 +3035,18 @@ def _visible_set_here(r: _Resolver, tree: ast.Module) -> tuple[int, int] | None:
             continue
         v = r.value(node.value, _scope_at(r, tree, node.lineno), node.lineno)
         return _visible_count(v, node.lineno)
+    setters: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, str] | None] = {}  # helper → (its definition,
+    # the parameter it makes visible): each helper read once
     for call in walk(tree):  # `device = select_device(opt.device)`: a helper of the job's sets it from its argument
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.args):
             continue
-        fn = r.functions.get(call.func.id) or _imported_function(r.ws, r, call.func.id, r.file)
-        if fn is None or (param := _sets_visible_from(fn)) is None:
+        if call.func.id not in setters:
+            fn = r.functions.get(call.func.id) or _imported_function(r.ws, r, call.func.id, r.file)
+            param = _sets_visible_from(fn) if fn is not None else None
+            setters[call.func.id] = (fn, param) if fn is not None and param is not None else None
+        if (found := setters[call.func.id]) is None:
             continue
+        fn, param = found
         passed = passed_for(call, param, [a.arg for a in fn.args.args])
         if passed is not None:
             v = r.value(passed, _scope_at(r, tree, call.lineno), call.lineno)

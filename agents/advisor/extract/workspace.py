@@ -101,6 +101,7 @@ class Workspace:
         # relative path → real path, or why not: one workspace serves one extraction, which asks for the same
         # paths many times (bounded by the files it may read and the imports it follows)
         self._resolved: dict[str, Path | WorkspaceError] = {}
+        self._named: dict[str, str | None] = {}  # file name → the one file of that name (a bare config name looked up)
         self.import_roots: tuple[str, ...] = ()  # folders the job puts on sys.path (``import _init_paths``)
 
     def add_import_roots(self, roots: list[str]) -> None:
@@ -209,12 +210,15 @@ class Workspace:
         return Workspace(self.resolve(rel), self.max_file_bytes, self.max_files, self.reads, self.boundary)
 
     def only_file_named(self, name: str) -> str | None:
-        """The one file of the workspace with this name (None when there is none, or more than one)."""
+        """The one file of the workspace with this name (None when there is none, or more than one); the walk is
+        done once per name."""
         suffix = os.path.splitext(name)[1]  # noqa: PTH122
         if not suffix or "/" in name:
             return None
-        found = [f for f in self.files((suffix,)) if os.path.basename(f) == name]  # noqa: PTH119
-        return found[0] if len(found) == 1 else None
+        if name not in self._named:
+            found = [f for f in self.files((suffix,)) if os.path.basename(f) == name]  # noqa: PTH119
+            self._named[name] = found[0] if len(found) == 1 else None
+        return self._named[name]
 
     def files(self, suffixes: tuple[str, ...] = TEXT_SUFFIXES) -> Iterator[str]:
         """Relative paths of text files of interest (bounded walk, no symlinked dirs)."""
