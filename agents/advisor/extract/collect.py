@@ -760,13 +760,16 @@ def job_modules(ws: Workspace, script: str, code: str, depth: int = 3, cap: int 
     frontier = [(script, code)]
     for _ in range(depth):
         nxt: list[tuple[str, str]] = []
-        for importer, text in frontier:
+        while frontier:
+            importer, text = frontier.pop(0)
             for mod, level in _imported_names(text):
                 path = ws.module_file(mod, level, importer) if mod or level else None
                 if path and path not in seen and len(out) < cap and (t := ws.read_text_or_none(path)):
                     seen.add(path)
                     out.append((path, t))
-                    nxt.append((path, t))
+                    # a package's `__init__.py` re-exports its modules (`from .rtdetr import *`): what it imports
+                    # is reached in the same hop as the package itself
+                    (frontier if path.endswith("__init__.py") else nxt).append((path, t))
         frontier = nxt
     return out
 

@@ -668,7 +668,7 @@ def _attr_chain(t: ast.expr) -> tuple[str, list[str]] | None:
     return (t.id, list(reversed(parts))) if isinstance(t, ast.Name) and parts else None
 
 
-_BASE_KEYS: Final = ("_BASE_", "_base_", "defaults_base", "$include")
+_BASE_KEYS: Final = ("_BASE_", "_base_", "defaults_base", "$include", "__include__")
 
 
 def load_with_bases(read: Any, path: str, depth: int = 0) -> dict[str, Value]:

@@ -209,6 +209,7 @@ SPAWNS: Final = frozenset(
     }
 )  # fmt: skip  (calls that start another process: recorded while a launcher script is evaluated, never made)
 _NEW_TENSOR: Final = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})  # a tensor shaped like its args
+_SAME_SHAPE: Final = frozenset({"contiguous", "float", "double", "half", "detach", "clone", "cpu", "cuda"})
 _DATA_TYPES: Final = frozenset({"Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "Variable", "Path"})
 _RAISED: Final = ("Error", "Exception", "Warning")  # `raise RuntimeError(...)` builds no layer
 _GROWS: Final = frozenset({"append", "extend", "insert", "add_module", "register_parameter", "update", "setattr"})
@@ -1143,6 +1144,8 @@ class Evaluator:
                 shape = args[0] if len(args) == 1 or name == "new_full" else args
                 sizes = list(shape) if isinstance(shape, list | tuple) else [shape]  # `w.new_zeros((r, n))`
                 return Tensor(math.prod(sizes)) if sizes and all(is_number(s) for s in sizes) else UNKNOWN
+            if name in _SAME_SHAPE and isinstance(target, Tensor) and not args:
+                return target  # `A.contiguous()`, `x.float()`: the same elements
             if name in ("parse_args", "parse_known_args") and self.parsed_settings is not None:
                 parsed = Obj(attrs=dict(self.parsed_settings.attrs))  # `opt = parse_opts()`, then `opt.x = 3`
                 return parsed if name == "parse_args" else (parsed, [])

@@ -389,20 +389,23 @@ def task_of(
     hints: str,
     pretrained: bool,
     stage: str | None,
+    trainer: str | None = None,
     tokens: bool = False,
     reached: str = "",
     dataset: str = "",
 ) -> str | None:
     """The training task from the trainer stage, the model family, model heads and wording in code/README;
     ``tokens``: the model embeds tokens (an embedding table and no convolution); ``reached``: the text of the
-    modules and configs the entry reaches (where a classifier's loss may be written); ``dataset``: the data's name."""
+    modules and configs the entry reaches (where a classifier's loss may be written); ``dataset``: the data's name;
+    ``trainer``: the library trainer class the job builds where its code runs (then a trainer's name elsewhere in the
+    code, in an arm its settings rule out, says nothing)."""
     stages = {"sft": "instruction_finetuning", "dpo": "preference_optimization_dpo", "pt": "language_modeling",
               "rm": "preference_optimization_dpo", "kto": "preference_optimization_dpo"}  # fmt: skip
     if stage and stage in stages:
         return stages[stage]
-    if re.search(r"\bDPOTrainer\b", code):
+    if trainer is None and re.search(r"\bDPOTrainer\b", code):
         return "preference_optimization_dpo"
-    if re.search(r"\bSFTTrainer\b", code):
+    if trainer is None and re.search(r"\bSFTTrainer\b", code):
         return "instruction_finetuning"
     for head, task in _HF_HEAD_TASKS:
         if head in code and not (head == "ForSequenceClassification" and re.search(r"(?i)reward", code)):

@@ -21,7 +21,7 @@ def _known_table() -> dict[str, tuple[float, str | None]]:
 
 
 def _norm(name: str) -> str:
-    return name.lower().replace("_", "-")
+    return name.lower().replace("_", "-").replace(" ", "-")
 
 
 @functools.cache

@@ -51,9 +51,24 @@ _BATCH_KEYS = ("per_device_train_batch_size", "micro_batch_size", "batch_size_pe
                "data.samples_per_gpu", "samples_per_gpu", "imgs_per_gpu", "train_dataloader.batch_size",
                "device_train_microbatch_size")  # fmt: skip
 # Names the community gives these settings (matched as a dotted key, then as a key's last part, any case).
-_EPOCH_KEYS = ("num_train_epochs", "epochs", "max_epochs", "trainer.max_epochs", "train.epochs", "num_epochs",
-               "n_epochs", "nepochs", "max_epoch", "total_epochs", "train_epochs", "num_epoch", "max_train_epochs",
-               "training_epochs", "number_of_epochs")  # fmt: skip
+_EPOCH_KEYS = (
+    "num_train_epochs",
+    "epochs",
+    "max_epochs",
+    "trainer.max_epochs",
+    "train.epochs",
+    "num_epochs",
+    "n_epochs",
+    "nepochs",
+    "max_epoch",
+    "total_epochs",
+    "train_epochs",
+    "num_epoch",
+    "max_train_epochs",
+    "training_epochs",
+    "number_of_epochs",
+    "epoches",
+)  # fmt: skip  (RT-DETR's spelling)
 _STEP_KEYS = ("max_steps", "max_iters", "train_iters", "num_steps", "total_steps", "train_steps", "steps", "MAX_ITER",
               "total_iter", "total_iters", "n_iters", "num_iters", "max_iter", "niter", "num_train_steps",
               "max_train_steps", "training_steps", "num_training_steps", "iterations", "max_step",
@@ -357,6 +372,12 @@ def _setup(ex: Extraction) -> _Setup:
         guarded = any(_DP_GUARD.search(text) for text in [ex.code, *(t for _, t in ex.modules[:20])])
         # `if len(gpu_ids) > 1: model = DataParallel(model, ...)` is off on the one GPU the job states
         distributed = "single_gpu" if num_gpus == 1 and told and guarded else "dp"
+    elif (
+        launch.launcher == "python" and not launch.world_size and (num_gpus or 0) > 1 and "device_map" in ex.uses
+        and not {"dp_wrap", "ddp_wrap", "spawn"} & ex.uses.keys()
+    ):  # fmt: skip
+        distributed = "model_parallel"  # one process, the model's layers spread over the visible GPUs (HF's
+        # `device_map="auto"`; its Trainer then keeps one copy and does not split batches over them)
     elif launch.launcher == "python" and strategy is None and _data_parallel_in_modules(ex):
         distributed = "dp"  # one process, and the model wraps its own parts (`self.encoder = nn.DataParallel(...)`)
     elif (
@@ -649,8 +670,9 @@ def _batch_sizes(
         return bs, bs * acc
     if num_gpus is None and distributed not in ("single_gpu", "dp") and not ex.batch_split_in_code:
         return bs, None  # one process per visible GPU, how many the command does not say: the total is unknown
-    if distributed == "dp" and not per_gpu:
-        return bs, bs * acc  # one process: DataParallel splits the loader's batch over the GPUs
+    if (distributed == "dp" and not per_gpu) or distributed == "model_parallel":
+        return bs, bs * acc  # one process: DataParallel splits the loader's batch over the GPUs (or one model
+        # spread over them takes each batch whole)
     return bs, bs * acc * (num_gpus or 1)
 
 
@@ -707,9 +729,9 @@ def _precision(ex: Extraction) -> str:
             and str(v.value).lower() in ("bfloat16", "bf16", "float16", "fp16")
         ):
             return "bf16" if "b" in str(v.value).lower() else "fp16"
-    if (v := ex.get("trainer.precision", "precision", "dtype", "mixed_precision")) is not None:
-        s = str(v.value)
-        return "bf16" if "bf16" in s or "bfloat16" in s else ("fp16" if "16" in s else "fp32")
+    if (v := ex.get("trainer.precision", "precision", "dtype", "mixed_precision", "prec")) is not None:
+        s = str(v.value).lower()  # (Dassl trainers' `TRAINER.COOP.PREC: fp16 | fp32 | amp`)
+        return "bf16" if "bf16" in s or "bfloat16" in s else ("fp16" if "16" in s or s == "amp" else "fp32")
     for key, v in ex.values.items():  # a mixed-precision policy under its own name (`model.fsdp_policy_mp: bfloat16`),
         leaf = key.rsplit(".", 1)[-1].lower()  # or the trained parameters' dtype (`--ds.param_dtype bf16`)
         if (leaf.endswith("_mp") or "mixed_precision" in leaf or leaf == "param_dtype") and isinstance(v.value, str):
@@ -754,7 +776,9 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         r"^\s*(?:from|import) (?:transformers|trl|sentence_transformers)\b", code, re.M
     ):
         fw.append("HF Trainer")  # (sentence-transformers' trainers are HF Trainer subclasses)
-        if re.search(r"^\s*(?:from trl\b|import trl\b)", code, re.M):
+        built = ex.uses.get("trainer_built")  # transformers' own Trainer built where the code runs: TRL's trainers
+        plain = built is not None and built.value in ("Trainer", "Seq2SeqTrainer")  # (in arms ruled out) do not run
+        if re.search(r"^\s*(?:from trl\b|import trl\b)", code, re.M) and not plain:
             fw.append("TRL")
         if re.search(r"^\s*(?:from|import) sentence_transformers\b", code, re.M):
             fw.append("Sentence Transformers")

@@ -781,6 +781,33 @@ class ParamCounter(Evaluator):
             return None
         return self._result(built)
 
+    def count_injected(self, name: str, sections: dict[str, dict[str, Any]], where: dict[str, str]) -> int | None:
+        """Parameters of class ``name`` built the way a YAML registry injects modules (RT-DETR, PaddleDetection):
+        its constructor's arguments are the settings of the section named after it, and an argument naming a class
+        of ``where`` (class → the file defining it) is that class, built the same way first."""
+        self._total, self._steps = 0, 0
+        self._sizes.clear()
+        self._templates.clear()
+        self._handed = {}
+        self.arguments = {}
+
+        def build(cls: str, depth: int) -> Any:
+            callee = self._module(where[cls])[1].get(cls)
+            if not (isinstance(callee, tuple) and callee[0] == "def" and isinstance(callee[1], ast.ClassDef)):
+                raise AbortError(f"{cls}: not a class of the job's")
+            kwargs = {
+                k: build(v, depth + 1) if isinstance(v, str) and v in where and depth < 6 else v
+                for k, v in sections.get(cls, {}).items()
+            }
+            return self._invoke(callee, [], kwargs)
+
+        try:
+            built = build(name, 0)
+        except _SLICE_ERRORS as exc:
+            self._note(exc)
+            return None
+        return self._result(built)
+
 
 _CLASS_COUNT: Final = re.compile(r"(?:num_|n_|n)?(?:classes|class|joints|keypoints|labels)", re.I)
 _STAND_IN_CLASSES: Final = 10

@@ -3,6 +3,7 @@ ConvTranspose*, norms, Embedding, LSTM/GRU/RNN (and their cells), ``nn.Parameter
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 from schedmate.agents.advisor.extract.values import UNKNOWN, AbortError, Layer, ModuleDict, Obj, Tensor, prod
@@ -21,6 +22,25 @@ _ZERO_PARAM: Final = frozenset(
 
 
 _TUPLES: Final = {"to_2tuple": 2, "_pair": 2, "to_3tuple": 3, "_triple": 3}
+
+
+def _repeated(t: Tensor, pattern: str, sizes: dict[str, Any]) -> Any:
+    """The tensor einops' ``repeat(t, pattern, **sizes)`` builds: the axes the right side adds, each of the size the
+    keywords give it, times ``t``'s elements; unknown when an added axis has no size given."""
+    left, arrow, right = pattern.partition("->")
+    if not arrow:
+        return UNKNOWN
+    have = set(re.findall(r"\w+", left))
+    numel = t.numel
+    for axis in re.findall(r"\w+", right):
+        if axis in have or axis.isdigit():
+            numel *= int(axis) if axis.isdigit() else 1
+            continue
+        size = sizes.get(axis)
+        if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+            return UNKNOWN
+        numel *= size
+    return Tensor(numel)
 
 
 def _vector(name: str, args: list[Any], kw: dict[str, Any]) -> Any:
@@ -79,6 +99,8 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
     if name in ("tensor", "as_tensor") and args:  # `torch.tensor(dim_head ** -0.5)`: a scalar (or a list's values)
         n = _numel(args[0])
         return (Tensor(n) if n else UNKNOWN), 0
+    if name == "repeat" and len(args) == 2 and isinstance(args[0], Tensor) and isinstance(args[1], str):
+        return _repeated(args[0], args[1], kw), 0  # einops: `repeat(A, "n -> d n", d=k)`
     if name in _ELEMENTWISE and len(args) == 1 and isinstance(args[0], Tensor):
         return args[0], 0  # `torch.log(t)`: the same shape (an initial value's size, as in `nn.Parameter(...)`)
     if name in ("zeros", "ones", "randn", "rand", "empty", "Tensor", "FloatTensor"):

@@ -60,6 +60,7 @@ __all__ = [
     "SPLIT_LOADER",
     "Use",
     "find_uses",
+    "live_text",
     "passed_for",
     "path_call",
 ]
@@ -349,6 +350,8 @@ class _Resolver:
                 return path
             if (parsed := self._parsed_dataclass(node, scope, line)) is not None:
                 return parsed
+            if (item := self._returned_item(node, d)) is not None:
+                return item
             base = self.value(node.value, scope, line, d)
             key = self.value(node.slice, scope, line, d)
             if isinstance(base, dict) and isinstance(key, str | int):
@@ -780,6 +783,24 @@ class _Resolver:
         if not seen or all(v is None for v in seen):
             return None
         return seen[0] if all(v is not _UNKNOWN and v == seen[0] for v in seen) else _UNKNOWN
+
+    def _returned_item(self, node: ast.Subscript, depth: int) -> Any | None:
+        """``setup()[0]`` (also ``args, training_args = setup()``) of one of the module's functions that ends with
+        ``return args, training_args``: that item, as the function sees it there; None for any other subscript."""
+        call, index = node.value, node.slice
+        if not (
+            isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and isinstance(index, ast.Constant)
+            and isinstance(index.value, int) and not isinstance(index.value, bool)
+        ):  # fmt: skip
+            return None
+        fn = self.functions.get(call.func.id)
+        last = fn.body[-1] if fn is not None and fn.body else None
+        if not (isinstance(last, ast.Return) and isinstance(last.value, ast.Tuple) and fn in self.scopes):
+            return None
+        items = last.value.elts
+        if not -len(items) <= index.value < len(items):
+            return None
+        return self.value(items[index.value], self.scopes[fn], last.lineno, depth + 1)
 
     def _parsed_dataclass(self, node: ast.Subscript, scope: _Scope, line: int) -> _Namespace | None:
         """``HfArgumentParser((ModelArguments, …, TrainingArguments)).parse_args_into_dataclasses()[i]``: the i-th
@@ -1653,6 +1674,11 @@ _DATACLASS_PARSES: Final = frozenset(
     {"parse_args_into_dataclasses", "parse_yaml_file", "parse_json_file", "parse_dict"}
 )
 _PEFT_CALLS: Final = frozenset({"get_peft_model", "LoraConfig", "prepare_model_for_kbit_training"})
+# Trainers of transformers and TRL: which one a job builds (not a branch its settings rule out) says its stage.
+_LIBRARY_TRAINERS: Final = frozenset({
+    "Trainer", "Seq2SeqTrainer", "SFTTrainer", "DPOTrainer", "KTOTrainer", "ORPOTrainer", "CPOTrainer", "RewardTrainer",
+    "PPOTrainer", "GRPOTrainer", "OnlineDPOTrainer", "RLOOTrainer",
+})  # fmt: skip
 _WRAPS: Final = {"FullyShardedDataParallel": "fsdp_wrap", "FSDP": "fsdp_wrap", "fully_shard": "fsdp_wrap",
                  "DistributedDataParallel": "ddp_wrap", "DDP": "ddp_wrap", "DataParallel": "dp_wrap",
                  "parallel_apply": "dp_wrap", "multi_gpu_model": "dp_wrap"}  # fmt: skip
@@ -1706,8 +1732,11 @@ def _dead_code(r: _Resolver, tree: ast.Module) -> set[int]:
             block = getattr(parent, name, None)
             if isinstance(block, list):
                 after.update((id(stmt), block[i + 1 :]) for i, stmt in enumerate(block))
+    counters = {n.target.id for n in walk(tree) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
     for node in walk(tree):
         if isinstance(node, ast.If) and id(node) not in dead:
+            if any(isinstance(n, ast.Name) and n.id in counters for n in walk(node.test)):
+                continue  # `if step_count % eval_interval == 0:` over a counter the loop advances: both arms run
             line = node.lineno
             truth = r._truth(node.test, _scope_at(r, tree, line), line, 0)
             if truth is None:
@@ -1738,6 +1767,32 @@ def _built_class(arg: ast.expr, scope: _Scope, r: _Resolver | None = None) -> An
     if _callee(arg) == "DeepSpeedStrategy" and isinstance(stage, ast.Constant) and isinstance(stage.value, int):
         return f"deepspeed_stage_{stage.value}"  # Lightning's registered name for the same strategy
     return _callee(arg)
+
+
+def _dead_statement_lines(tree: ast.Module, dead: set[int]) -> tuple[tuple[int, int], ...]:
+    """The line spans (first, last) of the outermost dead statements, in order."""
+    spans: list[tuple[int, int]] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt) and id(child) in dead:
+                spans.append((child.lineno, child.end_lineno or child.lineno))
+            else:
+                visit(child)
+
+    visit(tree)
+    return tuple(spans)
+
+
+def live_text(code: str, spans: Any) -> str:
+    """``code`` with the lines of ``spans`` (:func:`_dead_statement_lines`) blanked; the text as is otherwise."""
+    if not isinstance(spans, tuple) or not spans:
+        return code
+    lines = code.split("\n")
+    for first, last in spans:
+        for i in range(first - 1, min(last, len(lines))):
+            lines[i] = ""
+    return "\n".join(lines)
 
 
 def _unreached_functions(tree: ast.Module, dead: set[int]) -> set[int]:
@@ -2706,6 +2761,8 @@ def find_uses(
     batch_args: dict[int, ast.expr] = {}  # line → the batch expression of the loader kept there
     dead = _dead_code(r, tree)
     dead |= _unreached_functions(tree, dead)
+    if spans := _dead_statement_lines(tree, dead):  # the entry's lines that cannot run (wording there says nothing)
+        out["dead_lines"] = Use(spans, file, spans[0][0], "statements in arms the settings rule out")
     binds, bind_scopes = _argbind_bound(tree)
     training_loader = any(  # a loader on training data exists: an evaluation loader's batch is never the job's
         isinstance(n, ast.Call) and id(n) not in dead and _callee(n).endswith("DataLoader") and _loader_rank(n) > 0
@@ -2741,6 +2798,15 @@ def find_uses(
             # autocast` under `use_amp == "native"`): CUDA autocast with no dtype is float16
         if not isinstance(node, ast.Call) or id(node) in dead:
             continue
+        if _callee(node) == "from_pretrained" and "device_map" not in out:  # `device_map="auto"`: HF places the
+            spread = next((k.value for k in node.keywords if k.arg == "device_map"), None)  # layers over every GPU
+            how = r.value(spread, _scope_at(r, tree, node.lineno), node.lineno) if spread is not None else None
+            if how in ("auto", "balanced", "balanced_low_0", "sequential"):  # one process sees (model parallel)
+                out["device_map"] = Use(how, file, node.lineno, f"from_pretrained(device_map={how!r})")
+        if _callee(node) in _LIBRARY_TRAINERS and (node.args or node.keywords):  # the trainer built where the code
+            prior = out.get("trainer_built")  # runs; two different ones that may both run say nothing
+            built = _callee(node) if prior is None or prior.value == _callee(node) else None
+            out["trainer_built"] = Use(built, file, node.lineno, f"{_callee(node)}(...) where the code runs")
         if (
             _callee(node) in ("half", "bfloat16") and not node.args and isinstance(node.func, ast.Attribute)
             and isinstance(node.func.value, ast.Name) and node.func.value.id in cast_in_loop and "cast" not in out

@@ -47,6 +47,7 @@ from schedmate.agents.advisor.extract.usesites import (
     NOT_WEIGHTS_LOADERS,
     OPTIMIZERS,
     data_parallel_subclass,
+    live_text,
     passed_for,
 )
 from schedmate.agents.advisor.extract.values import Obj
@@ -63,7 +64,8 @@ _DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", 
                         "data.training_files", "training_files", "train_files", "data_path", "data_dir",
                         "datasets.train.name", "data.train.type", "dataset.name", "train.dataset",
                         "train_data",
-                        "train_file", "train_path", "train_dir", "train_data_path", "train_data_dir", "train_ann",
+                        "train_file", "train_path", "train_dir", "train_file_dir", "train_data_path", "train_data_dir",
+                        "train_ann",
                         "data_folder", "train_filename", "train_data_file", "training_file", "training_data",
                         "env_name", "env_id", "game", "atari_game", "gym_env", "data", "dataroot_gt", "dataroot_lq",
                         "train_ann_file", "data.train.dataset.type", "train_dataloader.dataset.type",
@@ -988,6 +990,8 @@ def _model_from_call(
     prov["model_name"] = FieldSource(file=script, line=node.lineno)
     inner = counter.dominant_part(built) if _is_lightning_module(built) or _is_plain_class(built) else None
     kinds = counter.kinds(built) if count is not None else None
+    if kinds is not None and _attends(built):
+        kinds["attention"] = kinds.get("attention", 0) + 1  # attention built by hand from linear layers (a marker)
     handed = {_callee_name(a) for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Call)}
     if inner is None and handed and (part := counter.dominant_part(built)) in handed:  # `RF(MMDiT(...))`: a training
         return _Model(f"{part} ({cls})", mc, count, kinds)  # wrapper handed the network it trains, which it names
@@ -1367,6 +1371,13 @@ def _type_by_blocks(ws: Workspace | None, model: _Model, ex: Extraction) -> str 
     return "vision_transformer" if text and _VIT_BLOCKS.search(text) else None
 
 
+def _attention_over_patches(kinds: dict[str, int]) -> bool:
+    """Whether a counted network that has convolutions attends and holds at least 80 % of its parameters in linear
+    layers (a ViT with a patch-embedding convolution; a CNN with attention modules keeps most in convolutions)."""
+    total = sum(kinds.values())
+    return total > 0 and kinds.get("attention", 0) > 0 and kinds.get("linear", 0) >= 0.8 * total
+
+
 def _type_by_layers(model: _Model) -> str | None:
     """The family of the counted model by where its parameters are: convolutions and no recurrent layers, or mostly
     convolutions (a CNN), recurrent layers (an RNN), or only linear layers (an MLP); None when it is mixed or
@@ -1568,6 +1579,34 @@ def _registered_builder(
         if text and name in text and pattern.search(text):
             return file
     return None
+
+
+def _injected_count(ws: Workspace, ex: Extraction, counter: ParamCounter, name: str) -> int | None:
+    """A model a YAML registry builds by its class name with a section of the same name holding its constructor's
+    arguments, in which a value naming another class of the job's with a section of its own is that module
+    (RT-DETR's `model: RTDETR` / `RTDETR: {backbone: PResNet, ...}` / `PResNet: {depth: 50}`; PaddleDetection's
+    `architecture:`): counted by building them so; None when the settings are not laid out so."""
+    sections: dict[str, dict[str, Any]] = {}
+    for key, v in ex.values.items():
+        head, dot, leaf = key.partition(".")
+        if dot and re.fullmatch(r"[A-Z]\w{1,63}", head) and "." not in leaf:
+            sections.setdefault(head, {})[leaf] = v.value
+    if name not in sections:
+        return None
+    wanted = set(sections) | {
+        v for fields in sections.values() for v in fields.values() if isinstance(v, str) and v in sections
+    }
+    where: dict[str, str] = {}
+    pattern = re.compile(r"^class (" + "|".join(map(re.escape, sorted(wanted))) + r")\b", re.M)
+    for n, file in enumerate(ws.files((".py",))):
+        if n >= 400 or len(where) == len(wanted):
+            break
+        text = ws.read_text_or_none(file) or ""
+        for found in pattern.findall(text):
+            where.setdefault(found, file)
+    if name not in where or not all(v in where for v in sections[name].values() if isinstance(v, str) and v in wanted):
+        return None
+    return counter.count_injected(name, sections, where)
 
 
 def _model_from_type_setting(
@@ -1781,6 +1820,43 @@ def _model_from_library_registry(ex: Extraction, prov: dict[str, FieldSource]) -
     return _Model()
 
 
+def _model_from_checkpoint_table(ex: Extraction, prov: dict[str, FieldSource]) -> _Model:
+    """A released model a setting picks from a table of checkpoints in the job's code: a module-level dict of names
+    to weight files (CLIP's `_MODELS = {"RN50": ".../RN50.pt", ...}`), looked up by subscript where the job runs
+    (`clip._MODELS[cfg.MODEL.BACKBONE.NAME]`). Named by the table's module and the key; sized by the known table."""
+    texts = [ex.code, *(t for _, t in ex.modules)]
+    for path, text in ex.modules:
+        if not _WEIGHTS_URL.search(text):
+            continue
+        try:
+            tree = parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for stmt in tree.body:
+            if not (
+                isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Dict) and len(stmt.value.keys) >= 2
+            ):  # fmt: skip
+                continue
+            table = {
+                k.value: v.value for k, v in zip(stmt.value.keys, stmt.value.values, strict=True)
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                and isinstance(v, ast.Constant) and isinstance(v.value, str) and _WEIGHTS_FILE.search(v.value)
+            }  # fmt: skip
+            looked_up = re.compile(rf"\b{re.escape(stmt.targets[0].id)}\[")
+            if len(table) < 2 or not any(looked_up.search(t) for t in texts):
+                continue
+            for key, v in ex.values.items():
+                if isinstance(v.value, str) and v.value in table and not _EVAL_KEY.search(key):
+                    family = PurePosixPath(path).stem
+                    prov["model_name"] = FieldSource(file=v.source, line=v.line)
+                    known = known_model(f"{family}-{v.value.replace('/', '-')}")
+                    count = int(known[0] * 1e6) if known is not None else None
+                    return _Model(f"{family.upper() if len(family) <= 4 else family} {v.value}", None, count)
+    return _Model()
+
+
+_WEIGHTS_URL: Final = re.compile(r"[\"'][^\"'\s]+\.(?:pth|pt|ckpt|bin|safetensors)[\"']")
 _EVAL_KEY: Final = re.compile(r"(?:^|\.)(?:val|valid|validation|test|eval|teacher|ema)\b", re.I)
 
 
@@ -2405,6 +2481,8 @@ _DIFFUSION_WORDS: Final = re.compile(
 
 
 _CAUSAL_LM: Final = re.compile(r"\b\w*ForCausalLM\b")
+_TRAINER_STAGES: Final = {"SFTTrainer": "sft", "DPOTrainer": "dpo", "KTOTrainer": "kto", "ORPOTrainer": "dpo",
+                           "CPOTrainer": "dpo", "RewardTrainer": "rm"}  # fmt: skip
 _CAUSAL_LM_TASKS: Final = frozenset({"instruction_finetuning", "preference_optimization_dpo"})
 
 
@@ -2492,10 +2570,14 @@ def _identify(
         model = _model_from_openmmlab(ex, prov)
         if model.name is None:
             model = _model_from_library_registry(ex, prov)
+        if model.name is None:
+            model = _model_from_checkpoint_table(ex, prov)  # `clip._MODELS[cfg.MODEL.BACKBONE.NAME]`
     elif model.cls is None and found_pretrained is None and target is None:
         typed = _model_from_type_setting(ws, ex, counter, prov)  # the call built a harness (`M(opt)`, KAIR's model
         if typed.name is not None:  # wrapper); a setting names the network it trains (the harness's count is its)
             model = _Model(typed.name, typed.cls, typed.count if typed.count is not None else model.count)
+    if model.count is None and model.name and (injected := _injected_count(ws, ex, counter, model.name)) is not None:
+        model = _Model(model.name, model.cls, injected, model.kinds, model.part, model.file)
     if (
         model.count is None and script.endswith(".py") and target is None
         and (found_pretrained is None or found_pretrained[0] == "flag")
@@ -2553,6 +2635,10 @@ def _identify(
         # `from timm.models.vision_transformer import Mlp, PatchEmbed`)
     if ident.model_type == "mlp" and (model.kinds or {}).get("attention"):
         ident.model_type = None  # the counted network attends (a class named for attention over linear layers)
+    if ident.model_type == "cnn" and model.cls is not None and _attention_over_patches(model.kinds or {}):
+        ident.model_type = "vision_transformer"  # the class's own layers seen: convolutions; the network counted:
+        # attention blocks of linear layers hold most parameters, convolutions a stem and a head (Depth Anything:
+        # a DINOv2 ViT-L under a DPT head), not a CNN
     ident.model_type = ident.model_type or model_type_of([family], None) or _type_by_layers(model)
     if ident.model_type is None and pretrained is None and title:
         ident.model_type = specific_family(title)  # the project's title names the family (a title too long to be
@@ -2640,15 +2726,22 @@ def _identify(
             if rl is not None and rl.value
             else (Value("sft", sets.source, sets.line) if prompted and sets is not None else None)
         )
-    if stage is None:  # the objective a config group or setting selects (`loss=dpo`, `loss.name: dpo`)
-        chosen = (ex.values.get(k) for k in ("loss.name", "objective", "loss_type", "training_objective"))
+    if stage is None:  # the objective a config group or setting selects (`loss=dpo`, `loss.name: dpo`, Firefly's
+        chosen = (ex.values.get(k) for k in ("loss.name", "objective", "loss_type", "training_objective"))  # task_type
         stage = next((v for v in chosen if v is not None and str(v.value) in ("sft", "dpo", "kto")), None)
+        kind = ex.get("task_type")  # (`pretrain` / `sft` / `dpo`; PEFT's `CAUSAL_LM` task types say nothing of it)
+        if stage is None and kind is not None and str(kind.value) in ("pretrain", "sft", "dpo", "kto"):
+            stage = Value("pt" if kind.value == "pretrain" else str(kind.value), kind.source, kind.line)
+    built = ex.uses.get("trainer_built")  # the library trainer the job builds where its code runs
+    if stage is None and built is not None and (built_stage := _TRAINER_STAGES.get(str(built.value))) is not None:
+        stage = Value(built_stage, built.file, built.line)
     entry = PurePosixPath(ex.launch.script or "").stem
     if stage is None and (named := re.search(r"(?:^|[_-])(sft|dpo|kto)(?:[_-]|$)", entry.lower())) is not None:
         stage = Value(named.group(1), ex.launch.script or "")  # `openrlhf.cli.train_dpo`: the entry says its stage
+    dead = ex.uses.get("dead_lines")
     ident.task = task_of(
         ident.model_type,
-        code=ex.code,
+        code=live_text(ex.code, dead.value) if dead is not None and dead.file == ex.launch.script else ex.code,
         hints=f"{readme_lead(ws) or title} {ident.dataset or ''} {ident.model_name or ''}",
         pretrained=(
             pretrained is not None
@@ -2658,6 +2751,7 @@ def _identify(
         )
         or _starts_from_weights(ex),  # (a flag that names the architecture, `--llama.base_model llama_7b`, loads none)
         stage=str(stage.value) if stage is not None else None,
+        trainer=str(built.value) if built is not None and built.value else None,
         tokens=model.cls is not None and "embedding" in model.cls.layers and "conv" not in model.cls.layers,
         reached=_reached_text(ws, ex, model),
         dataset=ident.dataset or "",
@@ -2689,5 +2783,5 @@ def _identify(
     if ident.model_type is None and pretrained is None and not attends and not (model.kinds or {}).get("attention"):
         # no model was found to name the family (and no name says attention): the layers the job's own modules build.
         # Weak evidence, so it is taken last and decides no task (a CNN there may as well be a GAN's or a pose net's)
-        ident.model_type = layer_census([ex.code, *(t for _, t in ex.modules[:30])])
+        ident.model_type = layer_census([ex.code, *(t for _, t in ex.modules)])
     return ident
