@@ -806,9 +806,13 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         peft_flag = ex.get("use_peft")  # TRL's ModelConfig: the trainer builds the LoRA adapters from the settings
         peft_on = peft_flag is not None and peft_flag.value is True
         peft_use = ex.uses.get("peft")  # (whether the adapters are built where the code runs, where that is seen)
-        if (
-            peft_use.value if peft_use is not None else re.search(r"^\s*(?:from peft\b|import peft\b)", code, re.M)
-        ) or peft_on:
+        if peft_use is not None:
+            builds = bool(peft_use.value)
+        elif peft_flag is not None and isinstance(peft_flag.value, bool):
+            builds = peft_flag.value  # `use_peft: false` (its default): importing peft builds no adapters
+        else:
+            builds = re.search(r"^\s*(?:from peft\b|import peft\b)", code, re.M) is not None
+        if builds or peft_on:
             fw.append("PEFT")
         if "apex_amp" in ex.uses or "apex_use" in ex.uses:  # an apex API called where the code runs
             fw.append("apex")

@@ -2803,6 +2803,11 @@ def find_uses(
             how = r.value(spread, _scope_at(r, tree, node.lineno), node.lineno) if spread is not None else None
             if how in ("auto", "balanced", "balanced_low_0", "sequential"):  # one process sees (model parallel)
                 out["device_map"] = Use(how, file, node.lineno, f"from_pretrained(device_map={how!r})")
+        if (
+            re.fullmatch(r"[A-Z]\w*Trainer", _callee(node)) and _callee(node) not in _LIBRARY_TRAINERS
+            and (node.args or node.keywords) and "own_trainer" not in out
+        ):  # fmt: skip
+            out["own_trainer"] = Use(_callee(node), file, node.lineno, f"{_callee(node)}(...) where the code runs")
         if _callee(node) in _LIBRARY_TRAINERS and (node.args or node.keywords):  # the trainer built where the code
             prior = out.get("trainer_built")  # runs; two different ones that may both run say nothing
             built = _callee(node) if prior is None or prior.value == _callee(node) else None

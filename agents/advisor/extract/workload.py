@@ -2434,7 +2434,20 @@ def _listed_datasets(ex: Extraction, prov: dict[str, FieldSource]) -> str | None
         if names:
             prov["dataset"] = _source(v)
             return " + ".join(names)
+    weighted: list[tuple[str, Value]] = []  # `dataset_mixer: {HuggingFaceH4/ultrafeedback_binarized: 1.0}`: a mixture
+    for key, v in ex.values.items():  # given as hub ids and their weights (flattened to `dataset_mixer.<id>`)
+        head, _, ref = key.partition(".")
+        if _MIXER_KEY.fullmatch(head) and isinstance(v.value, int | float) and not isinstance(v.value, bool):
+            name = canonical_dataset(ref) or ref.rstrip("/").rsplit("/", 1)[-1]
+            if _HUB_ID.fullmatch(ref) and name not in (n for n, _ in weighted):
+                weighted.append((name, v))
+    if weighted:
+        prov["dataset"] = _source(weighted[0][1])
+        return " + ".join(n for n, _ in weighted)
     return None
+
+
+_MIXER_KEY: Final = re.compile(r"dataset_mixer|dataset_mixture|data_mixture|datasets_mixer", re.I)
 
 
 def _params(
@@ -2481,6 +2494,20 @@ _DIFFUSION_WORDS: Final = re.compile(
 
 
 _CAUSAL_LM: Final = re.compile(r"\b\w*ForCausalLM\b")
+
+
+def _compares_pairs(ex: Extraction, cls: str) -> bool:
+    """Whether the job's own trainer class ``cls`` (in the entry or a module it reaches) works on preference pairs:
+    its body reads both chosen and rejected answers (SimPO's, CPO's and DPO's losses)."""
+    header = re.compile(rf"^class {re.escape(cls)}\(", re.M)
+    for text in [ex.code, *(t for _, t in ex.modules)]:
+        if (m := header.search(text)) is not None:
+            end = re.compile(r"^\S", re.M).search(text, m.end())
+            body = text[m.end() : end.start() if end is not None else len(text)]
+            return "chosen" in body and "rejected" in body
+    return False
+
+
 _TRAINER_STAGES: Final = {"SFTTrainer": "sft", "DPOTrainer": "dpo", "KTOTrainer": "kto", "ORPOTrainer": "dpo",
                            "CPOTrainer": "dpo", "RewardTrainer": "rm"}  # fmt: skip
 _CAUSAL_LM_TASKS: Final = frozenset({"instruction_finetuning", "preference_optimization_dpo"})
@@ -2735,6 +2762,8 @@ def _identify(
     built = ex.uses.get("trainer_built")  # the library trainer the job builds where its code runs
     if stage is None and built is not None and (built_stage := _TRAINER_STAGES.get(str(built.value))) is not None:
         stage = Value(built_stage, built.file, built.line)
+    if stage is None and (own := ex.uses.get("own_trainer")) is not None and _compares_pairs(ex, str(own.value)):
+        stage = Value("dpo", own.file, own.line)  # the job's own trainer scores chosen against rejected answers
     entry = PurePosixPath(ex.launch.script or "").stem
     if stage is None and (named := re.search(r"(?:^|[_-])(sft|dpo|kto)(?:[_-]|$)", entry.lower())) is not None:
         stage = Value(named.group(1), ex.launch.script or "")  # `openrlhf.cli.train_dpo`: the entry says its stage
