@@ -764,14 +764,18 @@ class ParamCounter(Evaluator):
                 this.attrs.setdefault("weight", value)  # the layer's own parameters, reachable from the instance
             return
 
-    def count_class(self, file: str, name: str, kwargs: dict[str, Any]) -> int | None:
-        """Parameters of ``name(**kwargs)`` for a class defined in (or imported by) ``file``."""
+    def _fresh_count(self) -> None:
+        """Forget what an earlier count built, for a count of a class on its own (no handed modules kept)."""
         self._total, self._steps = 0, 0
         self._sizes.clear()
+        self._templates.clear()
+        self._handed = {}
+        self.arguments = {}
+
+    def count_class(self, file: str, name: str, kwargs: dict[str, Any]) -> int | None:
+        """Parameters of ``name(**kwargs)`` for a class defined in (or imported by) ``file``."""
+        self._fresh_count()
         try:
-            self._templates.clear()
-            self._handed = {}
-            self.arguments = {}
             callee = self._module(file)[1].get(name)
             if not (isinstance(callee, tuple) and callee[0] == "def"):
                 return None
@@ -785,11 +789,7 @@ class ParamCounter(Evaluator):
         """Parameters of class ``name`` built the way a YAML registry injects modules (RT-DETR, PaddleDetection):
         its constructor's arguments are the settings of the section named after it, and an argument naming a class
         of ``where`` (class → the file defining it) is that class, built the same way first."""
-        self._total, self._steps = 0, 0
-        self._sizes.clear()
-        self._templates.clear()
-        self._handed = {}
-        self.arguments = {}
+        self._fresh_count()
 
         def build(cls: str, depth: int) -> Any:
             callee = self._module(where[cls])[1].get(cls)

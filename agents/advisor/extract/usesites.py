@@ -2798,20 +2798,22 @@ def find_uses(
             # autocast` under `use_amp == "native"`): CUDA autocast with no dtype is float16
         if not isinstance(node, ast.Call) or id(node) in dead:
             continue
-        if _callee(node) == "from_pretrained" and "device_map" not in out:  # `device_map="auto"`: HF places the
-            spread = next((k.value for k in node.keywords if k.arg == "device_map"), None)  # layers over every GPU
-            how = r.value(spread, _scope_at(r, tree, node.lineno), node.lineno) if spread is not None else None
-            if how in ("auto", "balanced", "balanced_low_0", "sequential"):  # one process sees (model parallel)
+        scope, callee = _scope_at(r, tree, node.lineno), _callee(node)
+        if callee == "from_pretrained" and "device_map" not in out:  # `device_map="auto"`: HF places the layers over
+            spread = next((k.value for k in node.keywords if k.arg == "device_map"), None)  # every GPU one process
+            how = r.value(spread, scope, node.lineno) if spread is not None else None  # sees (model parallel)
+            if how in ("auto", "balanced", "balanced_low_0", "sequential"):
                 out["device_map"] = Use(how, file, node.lineno, f"from_pretrained(device_map={how!r})")
+        built_with_arguments = bool(node.args or node.keywords)  # (a bare `Trainer` reference builds nothing)
         if (
-            re.fullmatch(r"[A-Z]\w*Trainer", _callee(node)) and _callee(node) not in _LIBRARY_TRAINERS
-            and (node.args or node.keywords) and "own_trainer" not in out
+            re.fullmatch(r"[A-Z]\w*Trainer", callee) and callee not in _LIBRARY_TRAINERS and built_with_arguments
+            and "own_trainer" not in out
         ):  # fmt: skip
-            out["own_trainer"] = Use(_callee(node), file, node.lineno, f"{_callee(node)}(...) where the code runs")
-        if _callee(node) in _LIBRARY_TRAINERS and (node.args or node.keywords):  # the trainer built where the code
-            prior = out.get("trainer_built")  # runs; two different ones that may both run say nothing
-            built = _callee(node) if prior is None or prior.value == _callee(node) else None
-            out["trainer_built"] = Use(built, file, node.lineno, f"{_callee(node)}(...) where the code runs")
+            out["own_trainer"] = Use(callee, file, node.lineno, f"{callee}(...) where the code runs")
+        if callee in _LIBRARY_TRAINERS and built_with_arguments:  # the trainer built where the code runs; two
+            prior = out.get("trainer_built")  # different ones that may both run say nothing
+            built = callee if prior is None or prior.value == callee else None
+            out["trainer_built"] = Use(built, file, node.lineno, f"{callee}(...) where the code runs")
         if (
             _callee(node) in ("half", "bfloat16") and not node.args and isinstance(node.func, ast.Attribute)
             and isinstance(node.func.value, ast.Name) and node.func.value.id in cast_in_loop and "cast" not in out
@@ -2821,13 +2823,12 @@ def find_uses(
         if _callee(node) in ("spawn", "start_processes") and "spawn" not in out:
             out["spawn"] = Use(True, file, node.lineno, "starts worker processes (not in a dead branch)")
             procs = next((k.value for k in node.keywords if k.arg == "nprocs"), None)
-            n = r.value(procs, _scope_at(r, tree, node.lineno), node.lineno) if procs is not None else None
+            n = r.value(procs, scope, node.lineno) if procs is not None else None
             if isinstance(n, int) and not isinstance(n, bool) and 1 < n <= 4096:  # (one per node: a multi-node
                 out["processes"] = Use(n, file, node.lineno, "mp.spawn(fn, nprocs=N): one worker process each")
                 # job's nodes multiply it; a single process says nothing of the others)
         if _callee(node) == "device_count" and "device_count" not in out:
             out["device_count"] = Use(True, file, node.lineno, "reads the visible GPU count where it runs")
-        scope = _scope_at(r, tree, node.lineno)
         seen = (  # (an argbind-bound callable, called with the keyword arguments its config gives it)
             _argbind_filled(node, binds[node.func.id], bind_scopes.get(id(node)), settings)
             if isinstance(node.func, ast.Name) and node.func.id in binds
