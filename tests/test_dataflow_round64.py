@@ -390,3 +390,26 @@ def test_released_model_picked_from_a_checkpoint_table(tmp_path: Path) -> None:
     assert (rn.model_name, rn.model_type, rn.params_millions) == ("CLIP RN50", "cnn", 102.0)
     vit = extract_metadata(root, "python train.py --config-file configs/vit_b16.yaml")
     assert (vit.model_name, vit.model_type, vit.params_millions) == ("CLIP ViT-B/16", "vision_transformer", 149.6)
+
+
+def test_hostile_includes_stay_inside_and_end(tmp_path: Path) -> None:
+    """An `__include__` that climbs out of the job's folder reads nothing there, one that includes itself ends, and a
+    registry section that names itself builds nothing: the settings of the job's own file still come through."""
+    outside = tmp_path / "secret.yml"
+    outside.write_text("train_dataloader:\n  batch_size: 999\n")
+    root = write(
+        tmp_path / "job",
+        {
+            "tools/train.py": _RTDETR_TRAIN,
+            "src/__init__.py": "",
+            "src/core/__init__.py": "from .yaml_config import YAMLConfig\n",
+            "src/core/yaml_config.py": _RTDETR_CORE,
+            "configs/loop.yml": (
+                "__include__: ['../../secret.yml', 'loop.yml']\nepoches: 3\nmodel: Loop\nLoop:\n  inner: Loop\n"
+            ),
+        },
+    )
+    meta = extract_metadata(root, "python tools/train.py -c configs/loop.yml")
+    assert meta.epochs == 3
+    assert meta.batch_size_per_device != 999  # (the file outside the job's folder is not read)
+    assert meta.params_millions is None
