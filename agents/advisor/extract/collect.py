@@ -225,13 +225,46 @@ def _one_dict_file(values: dict[str, Value], path: str) -> dict[str, Value]:
     return {k.split(".", 1)[1]: v for k, v in own.items()}
 
 
+def _sets_attributes_from_items(text: str | None) -> bool:
+    """Whether code copies a mapping's items onto an object's attributes (``for k, v in cfg_item.items():
+    setattr(args, k, v)``, PVT's ``update_from_config``): the loaded config then overrides the parsed options."""
+    if not text or "setattr" not in text:
+        return False
+    try:
+        tree = parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    for loop in walk(tree):
+        if not (
+            isinstance(loop, ast.For) and isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2
+            and all(isinstance(e, ast.Name) for e in loop.target.elts) and isinstance(loop.iter, ast.Call)
+            and isinstance(loop.iter.func, ast.Attribute) and loop.iter.func.attr == "items"
+        ):  # fmt: skip
+            continue
+        k, v = (e.id for e in loop.target.elts if isinstance(e, ast.Name))
+        for call in walk(loop):
+            if (
+                isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "setattr"
+                and len(call.args) == 3 and [ast.unparse(a) for a in call.args[1:]] == [k, v]
+            ):  # fmt: skip
+                return True
+    return False
+
+
 def _read_config_files(
-    ws: Workspace, ex: Extraction, args: list[str], code: str = "", loose: dict[str, Value] | None = None
+    ws: Workspace,
+    ex: Extraction,
+    args: list[str],
+    code: str = "",
+    loose: dict[str, Value] | None = None,
+    copied_onto_args: bool = False,
 ) -> None:
     """Config files the command names, merged in order (each over the bases it names). A name that is not a file
     as given is looked up in a folder the entry joins it to (``os.path.join("configs", args.config)``). A ``--key
     value`` of the command that no option of the script defines (``loose``) but a key of the file does wins over
-    the file: the parser is the config's own (theconf's ``ConfigArgumentParser``), or the command would fail."""
+    the file: the parser is the config's own (theconf's ``ConfigArgumentParser``), or the command would fail.
+    ``copied_onto_args``: the job copies the config's items onto the parsed options (``setattr(args, k, v)``), so a
+    Python config binding one dict (``cfg = dict(model='pvt_v2_b2', ...)``) overrides the options it names."""
     for named in [*_config_files(args), *_files_in_folders(ws, args, code)]:
         path, text = named, ws.read_text_or_none(named)
         for folder in _JOINED_FOLDER.findall(code) if text is None else ():
@@ -257,7 +290,8 @@ def _read_config_files(
             ex.values.update({k: Value(v, path, None) for k, v in nested.items() if k not in ex.values or "." in k})
             ex.values.update(config_tree_assignments(text, path))
             ex.values.update(_config_class_settings(ws, text, path))
-            ex.values.update({k: v for k, v in _one_dict_file(ex.values, path).items() if k not in ex.values})
+            one = _one_dict_file(ex.values, path)
+            ex.values.update({k: v for k, v in one.items() if k not in ex.values or copied_onto_args})
         else:
             loaded = load_with_bases(ws.read_text_or_none, path)
             ex.values.update(loaded)
@@ -690,7 +724,8 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
         given = ex.values.get(name) or overrides.get(name)  # (`--hparams=a=1` reads as an override `key=value`)
         if given is not None and isinstance(given.value, str):
             ex.values.update({k: Value(v, "command") for k, v in parse_pairs(given.value).items()})
-    _read_config_files(ws, ex, launch.args, code, loose)
+    copied = any(_sets_attributes_from_items(t) for t in [code, *(t for _, t in imported)])
+    _read_config_files(ws, ex, launch.args, code, loose, copied_onto_args=copied)
     _read_settings_files(ws, ex, options, launch.args)
     _read_fixed_config(ws, ex, code, script)
     for key, given in list(ex.values.items()):  # `--optimizer adam_inverse_sqrt,lr=0.0001,warmup_updates=4000`
@@ -736,8 +771,9 @@ def _drop_unselected_alternatives(values: dict[str, Value]) -> None:
 
 
 _BATCH_PER_RANK: Final = re.compile(
-    r"batch_size\w*(?:['\"]\])?\s*/{1,2}\s*(?:max\(\s*1\s*,\s*)?(?:\w+\[['\"])?[\w.]*"
-    r"(?:world_size|num_gpus?|n_gpus?|ngpus|num_replicas|get_world_size\(\))",  # (`opt['batch_size']//opt['num_gpu']`)
+    r"batch_size\w*(?:['\"]\])?\s*/{1,2}\s*(?:max\(\s*1\s*,\s*|\(\s*)?(?:\w+\[['\"])?[\w.]*"
+    r"(?:world_size|num_gpus?|n_gpus?|ngpus|num_replicas|num_processes|get_world_size\(\))",  # (`opt['batch_size']//
+    # opt['num_gpu']`, HALOs' `batch_size / (accelerator.num_processes * gradient_accumulation_steps)`)
     re.I,
 )
 

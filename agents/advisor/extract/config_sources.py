@@ -212,9 +212,11 @@ def parse_literal(text: str) -> Any:
     if low in ("none", "null", "~"):
         return None
     try:
-        return ast.literal_eval(t)
+        v = ast.literal_eval(t)
     except (ValueError, SyntaxError):
         pass
+    else:  # (no command-line parser makes a tuple of `--gpus 0,`: Lightning keeps the string "0," and counts its ids)
+        return t if isinstance(v, tuple) else v
     with contextlib.suppress(yaml.YAMLError):
         v = yaml.safe_load(t)
         if isinstance(v, (int, float, list, dict)):

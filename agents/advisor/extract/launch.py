@@ -382,7 +382,8 @@ _TEST_OPS: Final[dict[str, Callable[[str, str], bool]]] = {
 
 
 def _expanded_truth(condition: str, variables: dict[str, str]) -> bool | None:
-    """:func:`_test_truth` of a test with the script's variables expanded in it."""
+    """:func:`_test_truth` of a test with the script's variables expanded in it (``$#``: the arguments left)."""
+    condition = condition.replace("$#", variables.get("#", "$#"))
     return _test_truth(_VAR.sub(functools.partial(_expand, variables, len(condition)), condition))
 
 
@@ -395,6 +396,8 @@ def _test_truth(condition: str) -> bool | None:
         words = shlex.split(condition)
     except ValueError:
         return None
+    if words in (["true"], ["false"], [":"]):  # `if $INSTALL_DEPS; then` with INSTALL_DEPS=false: the command's status
+        return words[0] != "false"
     if (words[:1] == ["["] and words[-1:] == ["]"]) or (words[:1] == ["[["] and words[-1:] == ["]]"]):
         words = words[1:-1]
     elif words[:1] == ["test"]:
@@ -490,8 +493,66 @@ def _conditional(line: str, arms: list[_Arms], variables: dict[str, str]) -> boo
 
 
 def _positional_variables(positional: list[str]) -> dict[str, str]:
-    """``$1`` … ``$9`` of a script run with these arguments: those not given are empty, as in the shell."""
-    return {f"{i}": positional[i - 1] if i <= len(positional) else "" for i in range(1, 10)}
+    """``$1`` … ``$9`` of a script run with these arguments (those not given are empty, as in the shell) and ``$#``."""
+    return {"#": str(len(positional))} | {
+        f"{i}": positional[i - 1] if i <= len(positional) else "" for i in range(1, 10)
+    }
+
+
+_FUNCTION: Final = re.compile(r"(?:function\s+)?([A-Za-z_][\w-]*)\s*(?:\(\s*\))?\s*(\{)?")
+_FUNCTION_ARGS: Final = re.compile(r"\$(?:[1-9@*#]|\{[1-9@*#]\})")
+
+
+def _inline_functions(text: str) -> str:
+    """A script's shell functions run where they are called: ``train() {`` … ``}`` defined at the top and called
+    as ``train`` in a ``case`` arm at the bottom (CvT's ``run.sh``). Each call line of a function called without
+    arguments, or whose body reads no positional arguments, becomes the body (a few rounds, for a function that
+    calls another), and the definition is dropped. A function never called so keeps its body where it stands (as
+    before: its command may be the one that runs)."""
+    lines = text.split("\n")
+    bodies: dict[str, list[str]] = {}
+    spans: dict[str, tuple[int, int]] = {}
+    i = 0
+    while i < len(lines):
+        s = lines[i].strip()
+        m = _FUNCTION.fullmatch(s) if ("()" in s or s.startswith("function ")) else None
+        opens = m is not None and (m[2] is not None or (i + 1 < len(lines) and lines[i + 1].strip() == "{"))
+        if m is None or not opens or m[1] in ("if", "while", "for", "case"):
+            i += 1
+            continue
+        indent = len(lines[i]) - len(lines[i].lstrip())
+        start = i + 1 if m[2] is not None else i + 2
+        end = next(
+            (j for j in range(start, len(lines))
+             if lines[j].strip() in ("}", "};") and len(lines[j]) - len(lines[j].lstrip()) <= indent),
+            None,
+        )  # fmt: skip
+        if end is None:
+            break
+        bodies[m[1]], spans[m[1]] = lines[start:end], (i, end)
+        i = end + 1
+
+    def call(line: str) -> str | None:
+        words = _without_comment(line.strip()).split()
+        name = words[0] if words else ""
+        plain = name in bodies and (len(words) == 1 or not any(_FUNCTION_ARGS.search(b) for b in bodies[name]))
+        return name if plain else None
+
+    inside = {j for a, b in spans.values() for j in range(a, b + 1)}
+    called = {name for j, line in enumerate(lines) if j not in inside and (name := call(line))}
+    if not called:
+        return text
+    lines = [line for j, line in enumerate(lines) if not any(a <= j <= b for f, (a, b) in spans.items() if f in called)]
+    for _ in range(3):
+        out: list[str] = []
+        for line in lines:
+            name = call(line)
+            out += bodies[name] if name in called else [line]
+            check_size(sum(map(len, out)), "shell script")
+        if out == lines:
+            break
+        lines = out
+    return "\n".join(lines)
 
 
 _WHILE: Final = re.compile(r"while\s+(.+?)(?:\s*;\s*do)?")
@@ -526,7 +587,7 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
     if launch.launcher != "bash" or not launch.script:
         return launch
     text = ws.read_text_or_none(launch.script) or ""
-    joined = re.sub(r"\\\n", " ", text)
+    joined = _inline_functions(re.sub(r"\\\n", " ", text))
     positional = list(launch.args)
     variables: dict[str, str] = {k: v for k, v in launch.env.items() if _ASSIGN.match(f"{k}=")}  # `CONFIG=x ./run.sh`
     variables.update(_positional_variables(positional))
@@ -572,6 +633,9 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
         if m := _ARGS_ASSIGN.fullmatch(s):  # `PY_ARGS=${@:1}`, `ARGS="$@"`: the arguments as one string
             variables[m[1]] = _args_from(positional, m[2])
             continue
+        if (m := re.match(r"(?:export\s+)?(\w+)=", s)) and m[1] not in variables and re.search(rf"\$\{{?{m[1]}\b", s):
+            variables[m[1]] = ""  # `EXTRA_ARGS="$EXTRA_ARGS $1"` with EXTRA_ARGS unset: it starts empty
+        s = s.replace("$#", str(len(positional)))
         s = re.sub(r"\$\{(\w+)\[[@*]\]\}", r"${\1}", s)  # `${ARGS[@]}`: the array's words
         s = _POSITIONAL.sub(functools.partial(_positional_from, positional), s)  # `"$@"`, `${@:2}` (from the 2nd on)
         s = _ARITH.sub(functools.partial(_arithmetic, variables), s)  # `$((GPU_ID*10+1))`, before `$VAR`s

@@ -721,6 +721,8 @@ def _precision(ex: Extraction) -> str:
     if (v := ex.get("mixed_precision", "use_mixed_precision")) is not None and v.value is True:
         kind = ex.get("mixed_precision_dtype", "amp_dtype")  # `common.mixed_precision: true`: AMP, float16 unless
         return "bf16" if kind is not None and "bf" in str(kind.value).lower() else "fp16"  # its dtype says bf16
+    if (u := uses.get("load_dtype")) is not None and u.value in ("bfloat16", "float16"):
+        return "bf16" if u.value == "bfloat16" else "fp16"  # the trained model's weights loaded in half precision
     for key, v in ex.values.items():  # the model's own compute dtype (gin `network.T5Config.dtype = 'bfloat16'`)
         if (
             key.lower().endswith(".dtype")

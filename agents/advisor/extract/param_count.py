@@ -52,6 +52,7 @@ class ParamCounter(Evaluator):
         self._pure: dict[int, bool] = {}  # id of a function's node → whether it builds nothing
         self._templates: dict[int, tuple[Any, int]] = {}  # id → (a module deep-copied, its parameters)
         self.arguments: dict[str, dict[str, Any]] = {}  # class → the arguments its first construction received
+        self.last_built: Any = None  # what :meth:`count_class` built last
         self.built: Any = None  # what the last count_call's expression evaluated to
         self._handed: dict[int, tuple[Any, int]] = {}  # modules built before the call (values_at) → parameters
         self._globals: dict[str, dict[str, Any]] = {}  # file → module globals the command line or a config sets
@@ -269,11 +270,19 @@ class ParamCounter(Evaluator):
 
     @staticmethod
     def kinds(built: Any) -> dict[str, int]:
-        """Parameters of the layers ``built`` holds, by family (linear, conv, rnn, attention, embedding, norm)."""
+        """Parameters of the layers ``built`` holds, by family (linear, conv, rnn, attention, embedding, norm). A
+        convolution inside a module of a class named for attention projects its queries, keys or values (PVT's
+        spatial reduction, CvT's convolutional projections): it counts with the linear layers, as the attention's."""
         out: dict[str, int] = {}
-        for value in _graph(built) if isinstance(built, Obj) else ():
+        graph = list(_graph(built)) if isinstance(built, Obj) else []
+        projecting = {
+            id(v) for o in graph if isinstance(o, Obj) and _ATTENTION_CLASS.search(o.cls)
+            for v in _graph(o, limit=20_000) if isinstance(v, Layer) and v.kind == "conv"
+        }  # fmt: skip
+        for value in graph:
             if isinstance(value, Layer):
-                out[value.kind] = out.get(value.kind, 0) + value.params
+                kind = "linear" if id(value) in projecting else value.kind
+                out[kind] = out.get(kind, 0) + value.params
         return out
 
     def _positional_class_count(self, call: ast.Call, env: dict[str, Any], file: str) -> ast.Call | None:
@@ -771,6 +780,7 @@ class ParamCounter(Evaluator):
         self._templates.clear()
         self._handed = {}
         self.arguments = {}
+        self.last_built = None
 
     def count_class(self, file: str, name: str, kwargs: dict[str, Any]) -> int | None:
         """Parameters of ``name(**kwargs)`` for a class defined in (or imported by) ``file``."""
@@ -783,6 +793,7 @@ class ParamCounter(Evaluator):
         except _SLICE_ERRORS as exc:
             self._note(exc)
             return None
+        self.last_built = built  # (its layers say the family: :meth:`kinds`)
         return self._result(built)
 
     def count_injected(self, name: str, sections: dict[str, dict[str, Any]], where: dict[str, str]) -> int | None:
@@ -844,6 +855,9 @@ def _members(values: Iterable[Any], depth: int = 3) -> Iterator[Any]:
 def _is_record_class(node: ast.ClassDef) -> bool:
     """A class whose constructor takes its annotated fields: ``@dataclass`` or a ``NamedTuple``."""
     return "dataclass" in last_names(node.decorator_list) or "NamedTuple" in last_names(node.bases)
+
+
+_ATTENTION_CLASS: Final = re.compile(r"Attention|Attn")
 
 
 def _graph(root: Obj, limit: int = 200_000, plain_dicts: bool = True) -> Iterator[Any]:

@@ -401,9 +401,15 @@ class _Resolver:
             return inside if isinstance(node.ops[0], ast.In) else not inside
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In | ast.NotIn):
             a, b = self.value(node.left, scope, line, d), self.value(node.comparators[0], scope, line, d)
-            if isinstance(a, str) and isinstance(b, str | list | tuple | set | frozenset):
+            if isinstance(a, str) and isinstance(b, str | list | tuple | set | frozenset | dict):
                 inside = a in b  # `'LatteT2V' in args.model`: a substring of the setting, or one of a list's items
                 return inside if isinstance(node.ops[0], ast.In) else not inside
+            if (
+                isinstance(a, str)
+                and b is _UNKNOWN
+                and (held := self._section_holds(node.comparators[0], a)) is not None
+            ):
+                return held if isinstance(node.ops[0], ast.In) else not held
             return _UNKNOWN
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             a, b = self.value(node.left, scope, line, d), self.value(node.comparators[0], scope, line, d)
@@ -945,6 +951,30 @@ class _Resolver:
                     return v
         return None
 
+    def _section_holds(self, section: ast.expr, key: str) -> bool | None:
+        """``'accumulate_grad_batches' in lightning_config.trainer``: whether a config section the settings know
+        (keys ``….trainer.<leaf>`` exist) holds ``key``, or the command gives it (a runtime merge may add it); for a
+        dict the code fills under computed keys, whether the command gives ``key``. None when it cannot be told."""
+        given = self.settings.get(key)
+        by_command = given is not None and given.source == "command"
+        if isinstance(section, ast.Name):  # `"gpus" in trainer_config` after `trainer_config[k] = getattr(opt, k)`
+            merged = any(  # for the options the command gives: a dict filled under keys it computes
+                isinstance(n, ast.Assign) and any(
+                    isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == section.id
+                    and not isinstance(t.slice, ast.Constant) for t in n.targets)
+                for n in walk(self.module.node)
+            )  # fmt: skip
+            return True if merged and by_command else None
+        path = _access_path(section)
+        leaf = path.rsplit(".", 1)[-1] if path and "." in path else ""
+        if not leaf or not re.fullmatch(r"\w+", key):
+            return None
+        if by_command:
+            return True
+        inside = re.compile(rf"(?:^|\.){re.escape(leaf)}\.(\w+)$")
+        leaves = {m[1] for k in self.settings if (m := inside.search(k))}
+        return (key in leaves) if leaves else None
+
     def _setting(self, path: str) -> Any:
         """A merged setting by an access path: ``cfg.SOLVER.BASE_LR`` → ``SOLVER.BASE_LR`` (or a suffix); a setting
         keyed by the whole path first (``train_config.use_fp16`` of a config dataclass the command line updates)."""
@@ -1166,7 +1196,9 @@ def path_call(dotted: str, parts: list[str]) -> str | None:
     return make(parts) if make is not None and parts else None
 
 
-_STR_METHODS: Final = frozenset({"startswith", "endswith", "lower", "upper", "strip", "casefold"})
+_STR_METHODS: Final = frozenset(
+    {"startswith", "endswith", "lower", "upper", "strip", "lstrip", "rstrip", "casefold", "split", "replace"}
+)
 
 
 def _returned_dict(fn: ast.FunctionDef) -> dict[str, Any] | None:
@@ -1488,7 +1520,8 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     if (a := _args_of(call, ("param_dtype",))) is not None:  # FSDP's `MixedPrecision(param_dtype=torch.bfloat16)`,
         yield "param_dtype", a, f"{name}(param_dtype=)"  # a loader casting the trained weights (mistral-finetune)
     if name.endswith("DataLoader"):
-        if (a := _args_of(call, ("batch_size",), 1)) is not None:
+        sampled = any(k.arg == "batch_sampler" for k in call.keywords)  # (then torch requires batch_size=1: the sampler
+        if (a := _args_of(call, ("batch_size",), 1)) is not None and not sampled:  # makes the batches, cvnets)
             yield "batch", a, f"{name}(batch_size=)"
         elif (
             isinstance(bs := _args_of(call, ("batch_sampler",)), ast.Call)
@@ -2101,6 +2134,7 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
     shared = _shared_imports(helper_tree, caller_tree) if helper_tree is not None and caller_tree is not None else set()
     sub = _HelperSubstitution(fn, call, params, bound_self=fn.name == "__init__", shared=shared)
     arms = _if_arms(fn)
+    parts = _returned_parts(fn)  # `lang_encoder = AutoModel…from_pretrained(…)` handed to the `Flamingo(…)` returned
     loader_ranks: dict[int, int] = {}  # index in out → how surely that loader is the training loader
     for node in walk(fn):
         charge_nodes()
@@ -2120,6 +2154,8 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
         if not consumers or not _arms_may_run(r, sub, arms.get(id(node), ()), call):
             continue
         for fieldname, arg, how in consumers:
+            if fieldname == "model" and id(node) in parts:
+                continue  # a part of the model the helper builds and returns, not the model trained
             mapped = sub.expr(arg, node.lineno)
             if mapped is not None:
                 mapped = ast.copy_location(copy.copy(mapped), call)  # a call's own argument: the tree stays as parsed
@@ -2131,6 +2167,31 @@ def _helper_consumers(ws: Workspace, r: _Resolver, call: ast.Call, file: str) ->
         best = max(loader_ranks.values())
         out = [c for i, c in enumerate(out) if loader_ranks.get(i, best) == best]
     return out
+
+
+def _returned_parts(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[int]:
+    """Ids of the calls whose results a helper hands to the constructor of the object it returns (OpenFlamingo's
+    ``lang_encoder = AutoModelForCausalLM.from_pretrained(…)`` then ``model = Flamingo(vision_encoder,
+    lang_encoder, …)``, ``return model, …``): parts of the returned model, not the model itself."""
+    bound: dict[str, ast.Call] = {}
+    for n in walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.value, ast.Call):
+            target = n.targets[0]
+            if isinstance(target, ast.Name):
+                bound[target.id] = n.value
+            elif isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name):
+                bound.setdefault(target.elts[0].id, n.value)  # `enc, _, proc = open_clip.create_model_and_…(…)`
+    returned: list[ast.Call] = []
+    for n in walk(fn):
+        if isinstance(n, ast.Return) and n.value is not None:
+            first = n.value.elts[0] if isinstance(n.value, ast.Tuple) and n.value.elts else n.value
+            call = bound.get(first.id) if isinstance(first, ast.Name) else first
+            if isinstance(call, ast.Call):
+                returned.append(call)
+    handed = {
+        a.id for call in returned for a in [*call.args, *(k.value for k in call.keywords)] if isinstance(a, ast.Name)
+    }
+    return {id(bound[name]) for name in handed if name in bound}
 
 
 def _without_grad(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -2373,8 +2434,12 @@ def _imported_function(ws: Workspace, r: _Resolver, name: str, file: str) -> ast
         if (imported := r.imports().get(name)) is not None and imported[1] >= 0:
             module, level, real = imported
             path = ws.module_file(module, level, file)
-            r._helpers[name] = _top_level(r, path, ast.FunctionDef, real)
-            r._helper_files[name] = path or ""
+            for _ in range(2):  # the module, then the sibling a package's `__init__.py` re-exports it from
+                r._helpers[name] = _top_level(r, path, ast.FunctionDef, real)
+                r._helper_files[name] = path or ""
+                if r._helpers[name] is not None or path is None or (again := _reexport(r, path, real)) is None:
+                    break
+                path = ws.module_file(again.module or "", again.level, path)  # (`from .build import build_optimizer`)
         elif imported is None and isinstance(r.module.node, ast.Module):  # `from model import *` then `unet()`
             for node in r.module.node.body:
                 if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
@@ -2403,16 +2468,25 @@ def _imported_constructor(ws: Workspace, r: _Resolver, name: str, file: str) -> 
                     )
                     r._helper_files[key] = path or ""
                     break
-                mod = r.parsed(path) if path else None
-                again = next(
-                    (d for d in (mod.body if mod else []) if isinstance(d, ast.ImportFrom)
-                     and any(a.name == real for a in d.names)),
-                    None,
-                )  # fmt: skip
+                again = _reexport(r, path, real) if path else None
                 if again is None or path is None:
                     break
                 path = ws.module_file(again.module or "", again.level, path)
     return r._helpers[key]
+
+
+def _reexport(r: _Resolver, path: str, real: str) -> ast.ImportFrom | None:
+    """The ``from .sibling import real`` by which the module at ``path`` re-exports ``real`` (a package's
+    ``__init__.py``), or None."""
+    mod = r.parsed(path)
+    return next(
+        (
+            d
+            for d in (mod.body if mod else [])
+            if isinstance(d, ast.ImportFrom) and any(a.name == real for a in d.names)
+        ),
+        None,
+    )
 
 
 def _module_function(ws: Workspace, r: _Resolver, alias: str, name: str, file: str) -> ast.FunctionDef | None:
@@ -2764,6 +2838,7 @@ def find_uses(
     if spans := _dead_statement_lines(tree, dead):  # the entry's lines that cannot run (wording there says nothing)
         out["dead_lines"] = Use(spans, file, spans[0][0], "statements in arms the settings rule out")
     binds, bind_scopes = _argbind_bound(tree)
+    load_dtypes: dict[int, str] = {}  # line of a `from_pretrained(…)` → the dtype it loads the weights in
     training_loader = any(  # a loader on training data exists: an evaluation loader's batch is never the job's
         isinstance(n, ast.Call) and id(n) not in dead and _callee(n).endswith("DataLoader") and _loader_rank(n) > 0
         for n in walk(tree)
@@ -2799,6 +2874,8 @@ def find_uses(
         if not isinstance(node, ast.Call) or id(node) in dead:
             continue
         scope, callee = _scope_at(r, tree, node.lineno), _callee(node)
+        if callee == "from_pretrained" and (dtype := _load_dtype(r, tree, node, scope)) is not None:
+            load_dtypes[node.lineno] = dtype  # `from_pretrained(path, **{'torch_dtype': getattr(torch, cfg.dtype)})`
         if callee == "from_pretrained" and "device_map" not in out:  # `device_map="auto"`: HF places the layers over
             spread = next((k.value for k in node.keywords if k.arg == "device_map"), None)  # every GPU one process
             how = r.value(spread, scope, node.lineno) if spread is not None else None  # sees (model parallel)
@@ -3023,7 +3100,43 @@ def find_uses(
         ):  # fmt: skip
             out["epochs"] = Use(e.value + bounds[1] - bounds[0], file, line, "epoch loops run one after another")
             chained = bounds[1]  # (`for epoch in range(5): …` with the base frozen, then `range(5, args.epochs)`)
+    if (m := out.get("model")) is not None and m.file == file and m.line in load_dtypes:
+        out["load_dtype"] = Use(load_dtypes[m.line], file, m.line, "the trained model's from_pretrained(torch_dtype=)")
     return out
+
+
+def _load_dtype(r: _Resolver, tree: ast.Module, call: ast.Call, scope: _Scope) -> str | None:
+    """The dtype ``from_pretrained`` loads the weights in ("bfloat16", "float16", "float32"): its ``torch_dtype``
+    (or ``dtype``) keyword, given directly or in a dict literal handed as ``**kwargs`` (HALOs' ``policy_kwargs``), as
+    ``torch.bfloat16``, a string, or ``getattr(torch, cfg.policy_dtype)`` with the setting's value; None if untold."""
+    given = next((k.value for k in call.keywords if k.arg in ("torch_dtype", "dtype")), None)
+    for k in call.keywords if given is None else ():
+        if k.arg is None and isinstance(k.value, ast.Name):
+            bound = [
+                n for n in walk(tree)
+                if isinstance(n, ast.Assign) and n.lineno < call.lineno and isinstance(n.value, ast.Dict)
+                and any(isinstance(t, ast.Name) and t.id == k.value.id for t in n.targets)
+            ]  # fmt: skip
+            if bound:
+                d = max(bound, key=lambda n: n.lineno).value
+                assert isinstance(d, ast.Dict)
+                given = next(
+                    (v for key, v in zip(d.keys, d.values, strict=True)
+                     if isinstance(key, ast.Constant) and key.value in ("torch_dtype", "dtype")),
+                    None,
+                )  # fmt: skip
+    if given is None:
+        return None
+    if (mapped := _DTYPES.get(_dotted(given))) is not None:
+        return mapped
+    if isinstance(given, ast.Call) and _callee(given) == "getattr" and len(given.args) == 2:
+        if _dotted(given.args[0]) != "torch":
+            return None
+        given = given.args[1]
+    said = r.value(given, scope, call.lineno)
+    said = said.removeprefix("torch.") if isinstance(said, str) else None
+    return {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "half": "float16", "fp16": "float16",
+            "float32": "float32", "float": "float32"}.get(said or "")  # fmt: skip
 
 
 def _frozen_modules(tree: ast.AST) -> set[str]:

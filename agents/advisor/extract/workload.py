@@ -59,6 +59,7 @@ __all__ = ["WorkloadIdentity", "identify_workload"]
 _RL_ENVIRONMENTS: Final = re.compile(
     r"^\s*(?:import|from)\s+(?:gym|gymnasium|dmc2gym|dm_control|procgen|minigrid|metaworld|mujoco_py)\b", re.M
 )  # a job that imports an environment library learns in one; its `env` setting names which
+_DATA_FILE: Final = re.compile(r"\.(?:jsonl?|csv|tsv|parquet|txt|arrow|tar|zip|gz|pkl|h5|hdf5|npy|npz|lmdb)$", re.I)
 _DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", "data.name", "data._target_", "datadir",
                         "dataroot", "data_root", "dataset_root", "dataset_dir", "dataset_path",
                         "data.training_files", "training_files", "train_files", "data_path", "data_dir",
@@ -2040,6 +2041,13 @@ def _dataset(
     own: Value | None = None
     for key in _DATASET_KEYS:
         v = ex.get(key)
+        if (
+            v is not None
+            and isinstance(v.value, list)
+            and v.value
+            and all(isinstance(p, str) and not _DATA_FILE.search(p) for p in v.value)
+        ):  # fmt: skip  (data folders, `--train_data data/wiki/ data/cc-net/` (nargs="+"); a list of data files
+            v = Value(" ".join(v.value), v.source, v.line)  # is read further on, each file's dataset named)
         if v is None or not isinstance(v.value, str) or "${" in v.value or not v.value.strip():
             continue
         if _PLACEHOLDER_NAME.fullmatch(v.value.strip()) or _DATASET_WRAPPERS.fullmatch(v.value.strip()):
@@ -2307,7 +2315,9 @@ _CONFIG_FILES: Final = (".yaml", ".yml", ".json", ".toml")
 
 def _folder_name(path: str) -> str | None:
     """The folder a data path names, past its split and role folders (``./Deraining/Datasets/train/Rain13K/target``
-    → "Rain13K", ``../Market/pytorch`` → "Market"); None when only generic folders remain."""
+    → "Rain13K", ``../Market/pytorch`` → "Market"; of several paths, the first listed); None when only generic
+    folders remain."""
+    path = path.split(maxsplit=1)[0] if path.split() else path  # (`data/wiki/ data/cc-net/`: "wiki")
     parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".", "..", "~")]
     while parts and (parts[-1].lower() in _SPLIT_DIRS | _GENERIC_DIRS or parts[-1].isdigit()):
         parts.pop()  # (`/jfs/datacomp-1b-0-10k/1`: a numbered shard of the folder above)
@@ -2700,6 +2710,13 @@ def _identify(
         kwargs = told.value if told is not None and isinstance(told.value, dict) else {}
         count = counter.count_class(registered, str(pretrained.value), kwargs)  # the job's own registered builder
         ident.params_millions = round(count / 1e6, 3) if count else None
+        kinds = counter.kinds(counter.last_built) if count else {}
+        if kinds and _attends(counter.last_built):
+            kinds["attention"] = kinds.get("attention", 0) + 1  # attention built by hand from linear layers
+        if ident.model_type is None and kinds:  # the layers the builder made say the family (PVT's `pvt_small`:
+            ident.model_type = (  # patch-embedding convolutions, attention blocks of linear layers)
+                "vision_transformer" if _attention_over_patches(kinds) else _type_by_layers(_Model(kinds=kinds))
+            )
     if ident.params_millions is not None:
         prov["params_millions"] = prov.get("model_name", FieldSource(file=script))
     from_flag = found_pretrained is not None and found_pretrained[0] == "flag"  # `--backbone resnet50`
@@ -2753,8 +2770,8 @@ def _identify(
             if rl is not None and rl.value
             else (Value("sft", sets.source, sets.line) if prompted and sets is not None else None)
         )
-    if stage is None:  # the objective a config group or setting selects (`loss=dpo`, `loss.name: dpo`, Firefly's
-        chosen = (ex.values.get(k) for k in ("loss.name", "objective", "loss_type", "training_objective"))  # task_type
+    if stage is None:  # the objective a config group or setting selects (HALOs' `loss=sft`, `loss.name: dpo`, Firefly's
+        chosen = (ex.values.get(k) for k in ("loss.name", "loss", "objective", "loss_type", "training_objective"))
         stage = next((v for v in chosen if v is not None and str(v.value) in ("sft", "dpo", "kto")), None)
         kind = ex.get("task_type")  # (`pretrain` / `sft` / `dpo`; PEFT's `CAUSAL_LM` task types say nothing of it)
         if stage is None and kind is not None and str(kind.value) in ("pretrain", "sft", "dpo", "kto"):
