@@ -443,5 +443,5 @@ def test_helper_returning_a_wrapper_and_loader_batched_by_its_sampler(tmp_path: 
         },
     )
     meta = extract_metadata(root, "python train.py --batch_size 32")
-    assert meta.model_name != "org/lm-1b" and meta.model_name != "lm-1b"
+    assert meta.model_name not in {"org/lm-1b", "lm-1b"}
     assert meta.batch_size_per_device == 32

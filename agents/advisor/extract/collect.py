@@ -122,6 +122,11 @@ def _config_files(args: list[str]) -> list[str]:
             path = a.partition("=")[2]  # `--gin_file=base.gin`
         elif not a.startswith("-") and "=" not in a and a.endswith(_CONFIG_SUFFIXES):
             path = a
+        elif (
+            not a.startswith("-") and a.partition("=")[0] in ("config", "cfg", "config_file", "config_path")
+            and a.partition("=")[2].endswith(_CONFIG_SUFFIXES)
+        ):  # fmt: skip
+            path = a.partition("=")[2]  # OmegaConf's dot-list: `config=apps/main/configs/llama_1B.yaml` (lingua)
         if path is None or (i > 0 and args[i - 1] in _CONFIG_FLAGS and path == a):
             continue
         if i > 0 and args[i - 1].lstrip("-").replace("-", "_") in ("deepspeed", "deepspeed_config") and path == a:
@@ -714,6 +719,8 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
         ex.values.update(parsed)
         options = parsed
         for key, value in flag_values(launch.args).items():  # flags another parser takes (Trainer.add_argparse_args)
+            if abbrev and key not in parsed and len([d for d in parsed if d.startswith(key)]) == 1:
+                continue  # `--epoch 300`: argparse's abbreviation of `--epochs`, already read as that option
             ex.values.setdefault(key, value)
             if key not in parsed:
                 loose[key] = value

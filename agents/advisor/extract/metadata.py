@@ -736,7 +736,9 @@ def _precision(ex: Extraction) -> str:
         return "bf16" if "bf16" in s or "bfloat16" in s else ("fp16" if "16" in s or s == "amp" else "fp32")
     for key, v in ex.values.items():  # a mixed-precision policy under its own name (`model.fsdp_policy_mp: bfloat16`),
         leaf = key.rsplit(".", 1)[-1].lower()  # or the trained parameters' dtype (`--ds.param_dtype bf16`)
-        if (leaf.endswith("_mp") or "mixed_precision" in leaf or leaf == "param_dtype") and isinstance(v.value, str):
+        if (leaf.endswith("_mp") or "mixed_precision" in leaf or leaf in ("param_dtype", "model_dtype")) and isinstance(
+            v.value, str
+        ):  # fmt: skip  (lingua's `distributed.model_dtype: bf16`: FSDP's parameter dtype)
             if v.value.lower() in ("bf16", "bfloat16"):
                 return "bf16"
             if v.value.lower() in ("fp16", "float16", "half"):

@@ -990,9 +990,7 @@ def _model_from_call(
             count += more
     prov["model_name"] = FieldSource(file=script, line=node.lineno)
     inner = counter.dominant_part(built) if _is_lightning_module(built) or _is_plain_class(built) else None
-    kinds = counter.kinds(built) if count is not None else None
-    if kinds is not None and _attends(built):
-        kinds["attention"] = kinds.get("attention", 0) + 1  # attention built by hand from linear layers (a marker)
+    kinds = _layer_kinds(counter, built) if count is not None else None  # (attention built by hand: a marker)
     handed = {_callee_name(a) for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Call)}
     if inner is None and handed and (part := counter.dominant_part(built)) in handed:  # `RF(MMDiT(...))`: a training
         return _Model(f"{part} ({cls})", mc, count, kinds)  # wrapper handed the network it trains, which it names
@@ -1264,6 +1262,16 @@ def _count_in_holder(ws: Workspace, ex: Extraction, counter: ParamCounter) -> tu
     return None
 
 
+def _layer_kinds(counter: ParamCounter, built: Any = None) -> dict[str, int]:
+    """The layer families of ``built`` (by default what :meth:`ParamCounter.count_class` built last), with attention
+    marked where a module of a class named for attention holds linear layers (see :func:`_attends`)."""
+    built = counter.last_built if built is None else built
+    kinds = counter.kinds(built)
+    if kinds and _attends(built):
+        kinds["attention"] = kinds.get("attention", 0) + 1
+    return kinds
+
+
 def _attends(built: Any, budget: int = 5000) -> bool:
     """Whether an object the counter built holds, at any depth, a module of a class named for attention
     (Informer's `ProbAttention`, PatchTST's `_MultiheadAttention`): linear layers that are a transformer's."""
@@ -1502,8 +1510,8 @@ def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
                 and isinstance(key.value, str)
                 and _variant_of(key.value, built.cls)
             ):  # fmt: skip  (`create_by_name("RepVGG-A0")` built a RepVGG: the key says which)
-                return _Model(key.value, None, count, counter.kinds(built), file=_origin_file(built))
-            return _Model(built.cls, None, count, counter.kinds(built), file=_origin_file(built))  # (a known
+                return _Model(key.value, None, count, _layer_kinds(counter, built), file=_origin_file(built))
+            return _Model(built.cls, None, count, _layer_kinds(counter, built), file=_origin_file(built))  # (a known
             # architecture a setting names
             # still names it; where its parameters sit says its family)
     return _Model()
@@ -1734,7 +1742,8 @@ def _typed_model(
     whole = _enclosing_type(ex, key)  # `model.type: YOLOv6s` over `model.backbone.type: EfficientRep`: a part
     if whole is not None and whole != cls and not _defines_class(ws, whole):
         return _Model(f"{whole} ({cls})", None, None)  # the whole model is built by a function, not this class
-    return _Model(cls, find_class(ws, cls, text or "", file), counter.count_class(file, cls, kwargs))
+    count = counter.count_class(file, cls, kwargs)
+    return _Model(cls, find_class(ws, cls, text or "", file), count, _layer_kinds(counter) if count else None)
 
 
 _NOT_THE_NETWORK: Final = re.compile(
@@ -2424,6 +2433,7 @@ def _with_config(name: str, config: str) -> str:
 _PLACEHOLDER_NAME: Final = re.compile(
     r"(?i)(?:my|custom|your|the)?[_ -]?(?:train(?:ing)?|val(?:id(?:ation)?)?|test|eval)?[_ -]?"
     r"(?:data(?:set)?s?|set|split)?"
+    r"|(?i:your|my)[_ -]?(?:[a-z]+[_ -])?(?:path|dir|folder|root)(?:[_ -][a-z]+){0,3}"  # `your_path_to_data`
 )
 _LIST_KEY: Final = re.compile(r"(?:^|\.)(?:datasets?|dataset_mixture|data_mixture|train_datasets?|data_files)$", re.I)
 
@@ -2445,11 +2455,17 @@ def _listed_datasets(ex: Extraction, prov: dict[str, FieldSource]) -> str | None
             prov["dataset"] = _source(v)
             return " + ".join(names)
     weighted: list[tuple[str, Value]] = []  # `dataset_mixer: {HuggingFaceH4/ultrafeedback_binarized: 1.0}`: a mixture
-    for key, v in ex.values.items():  # given as hub ids and their weights (flattened to `dataset_mixer.<id>`)
-        head, _, ref = key.partition(".")
-        if _MIXER_KEY.fullmatch(head) and isinstance(v.value, int | float) and not isinstance(v.value, bool):
+    for key, v in ex.values.items():  # given as hub ids and their weights (flattened to `dataset_mixer.<id>`), or as
+        head, _, ref = key.partition(".")  # the weighted sources of a data section (lingua's `data.sources:
+        local = _DATA_SOURCES.search(key)  # {dclm_baseline_1.0: 100.0}`, folders under its root)
+        if local is not None:
+            ref = local[1]
+        if (
+            (_MIXER_KEY.fullmatch(head) or local is not None)
+            and isinstance(v.value, int | float) and not isinstance(v.value, bool)
+        ):  # fmt: skip
             name = canonical_dataset(ref) or ref.rstrip("/").rsplit("/", 1)[-1]
-            if _HUB_ID.fullmatch(ref) and name not in (n for n, _ in weighted):
+            if (_HUB_ID.fullmatch(ref) or local is not None) and name not in (n for n, _ in weighted):
                 weighted.append((name, v))
     if weighted:
         prov["dataset"] = _source(weighted[0][1])
@@ -2458,6 +2474,7 @@ def _listed_datasets(ex: Extraction, prov: dict[str, FieldSource]) -> str | None
 
 
 _MIXER_KEY: Final = re.compile(r"dataset_mixer|dataset_mixture|data_mixture|datasets_mixer", re.I)
+_DATA_SOURCES: Final = re.compile(r"^(?:train_)?data(?:set)?s?\.sources\.([\w.-]{1,80})$", re.I)
 
 
 def _params(
@@ -2612,7 +2629,7 @@ def _identify(
     elif model.cls is None and found_pretrained is None and target is None:
         typed = _model_from_type_setting(ws, ex, counter, prov)  # the call built a harness (`M(opt)`, KAIR's model
         if typed.name is not None:  # wrapper); a setting names the network it trains (the harness's count is its)
-            model = _Model(typed.name, typed.cls, typed.count if typed.count is not None else model.count)
+            model = typed if typed.count is not None else _Model(typed.name, typed.cls, model.count, model.kinds)
     if model.count is None and model.name and (injected := _injected_count(ws, ex, counter, model.name)) is not None:
         model = _Model(model.name, model.cls, injected, model.kinds, model.part, model.file)
     if (
@@ -2710,9 +2727,7 @@ def _identify(
         kwargs = told.value if told is not None and isinstance(told.value, dict) else {}
         count = counter.count_class(registered, str(pretrained.value), kwargs)  # the job's own registered builder
         ident.params_millions = round(count / 1e6, 3) if count else None
-        kinds = counter.kinds(counter.last_built) if count else {}
-        if kinds and _attends(counter.last_built):
-            kinds["attention"] = kinds.get("attention", 0) + 1  # attention built by hand from linear layers
+        kinds = _layer_kinds(counter) if count else {}
         if ident.model_type is None and kinds:  # the layers the builder made say the family (PVT's `pvt_small`:
             ident.model_type = (  # patch-embedding convolutions, attention blocks of linear layers)
                 "vision_transformer" if _attention_over_patches(kinds) else _type_by_layers(_Model(kinds=kinds))
@@ -2742,6 +2757,12 @@ def _identify(
     if ident.model_type is None and pretrained is not None and _loads_causal_lm(ex):
         ident.model_type = "decoder_only_transformer"  # the checkpoint is loaded as a causal language model
     made_for = dataset_task(ident.dataset)  # (Cityscapes: per-pixel labels; UCF101: video clips; enwik8: text)
+    if (
+        ident.model_type is None and pretrained is None and _attention_over_patches(model.kinds or {})
+        and made_for not in ("time_series_forecasting", "language_modeling", "text_to_speech")
+    ):  # fmt: skip
+        ident.model_type = "vision_transformer"  # a counted network of attention blocks over a convolution's
+        # patches (Focal Transformer's windows), its class and names telling no family (not a series' patches)
     gan = any(_CRITIC.search(t) for t in [ex.code, *(t for _, t in ex.modules[:20])])
     if made_for is not None and gan:
         made_for = None  # a GAN trained on it (pix2pixHD's label maps to photos) does not predict its labels
@@ -2823,6 +2844,10 @@ def _identify(
         ident.task = made_for  # answer spans predicted over SQuAD's questions (not a corpus the code only names)
     if ident.model_type is None and pretrained is not None and ident.task in _CAUSAL_LM_TASKS:
         ident.model_type = "decoder_only_transformer"  # SFT / DPO trainers fine-tune a causal language model
+    if ident.model_type is None and ident.task == "language_modeling" and re.search(
+        r"(?i)transformer|attention|attn|gpt", " ".join(names)
+    ):  # fmt: skip
+        ident.model_type = "decoder_only_transformer"  # a transformer of the job's trained to predict the next token
     if (env := ex.uses.get("dataset")) is not None and env.how.startswith(("gym.make", "gymnasium.make")):
         ident.task = None  # an agent trained in an environment: reinforcement learning, no task of the vocabulary
     attends = re.search(r"(?i)transformer|attention|attn", " ".join(names))
