@@ -1588,6 +1588,8 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
                 yield fieldname, a, f"{name}({kws[0]}=)"
         if (a := _args_of(call, ("strategy",))) is not None:
             yield "strategy", a, f"{name}(strategy=)"
+        if name == "Trainer" and any(kw.arg == "use_amp" for kw in call.keywords):
+            yield "fp16", _args_of(call, ("use_amp",)) or call, f"{name}(use_amp=)"  # Lightning 0.x's AMP switch
     elif "Trainer" in name and name not in ("Trainer", "Fabric") and (a := _args_of(call, ("max_epochs",))) is not None:
         yield "epochs", a, f"{name}(max_epochs=)"  # another library's trainer or its parameters (Tianshou's
         # `OffPolicyTrainerParams(max_epochs=epoch)`): the epochs it trains

@@ -2840,8 +2840,13 @@ def _identify(
         ident.task = made_for  # ETT, Weather, ECL: series forecast ahead; no class labels, no images
     if made_for == "language_modeling" and ident.task is None and pretrained is None:
         ident.task = made_for  # a model trained on a text corpus from scratch (PaLM on enwik8)
-    if made_for == "question_answering_finetuning" and ident.task is None and _vocabulary(ex, _SPAN_HEADS, enough=2):
-        ident.task = made_for  # answer spans predicted over SQuAD's questions (not a corpus the code only names)
+    if (
+        made_for == "question_answering_finetuning"
+        and (ident.task is None or (ident.task == "masked_language_modeling" and pretrained is not None))
+        and _vocabulary(ex, _SPAN_HEADS, enough=2)
+    ):  # fmt: skip
+        ident.task = made_for  # answer spans predicted over SQuAD's questions (not a corpus the code only names), also
+        # by an encoder checkpoint fine-tuned to them (Longformer on TriviaQA in SQuAD's format), not masked tokens
     if ident.model_type is None and pretrained is not None and ident.task in _CAUSAL_LM_TASKS:
         ident.model_type = "decoder_only_transformer"  # SFT / DPO trainers fine-tune a causal language model
     if ident.model_type is None and ident.task == "language_modeling" and re.search(
