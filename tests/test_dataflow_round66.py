@@ -445,3 +445,14 @@ def test_helper_returning_a_wrapper_and_loader_batched_by_its_sampler(tmp_path: 
     meta = extract_metadata(root, "python train.py --batch_size 32")
     assert meta.model_name not in {"org/lm-1b", "lm-1b"}
     assert meta.batch_size_per_device == 32
+
+
+def test_shell_function_calling_itself_ends(tmp_path: Path) -> None:
+    """A hostile `run.sh` whose function calls itself (and another that calls it back) is expanded a bounded number
+    of times: the launch is still read, and nothing loops or grows without end."""
+    script = "go() {\n    go\n    python train.py --lr 0.1\n}\nback() {\n    go\n    back\n}\ngo\nback\n"
+    root = write(tmp_path, {"run.sh": script, "train.py": "import torch\n"})
+    with spending(Budget()):
+        launch = follow_shell_script(Workspace(root), parse_command("bash run.sh"))
+    assert launch.script == "train.py"
+    assert launch.args == ["--lr", "0.1"]

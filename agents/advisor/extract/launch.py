@@ -545,10 +545,13 @@ def _inline_functions(text: str) -> str:
     lines = [line for j, line in enumerate(lines) if not any(a <= j <= b for f, (a, b) in spans.items() if f in called)]
     for _ in range(3):
         out: list[str] = []
+        size = 0
         for line in lines:
             name = call(line)
-            out += bodies[name] if name in called else [line]
-            check_size(sum(map(len, out)), "shell script")
+            added = bodies[name] if name in called else [line]
+            out += added
+            size += sum(map(len, added))
+            check_size(size, "shell script")  # (a function calling itself grows the text each round: bounded)
         if out == lines:
             break
         lines = out
