@@ -105,13 +105,19 @@ _REDIRECTS: Final = frozenset({">", ">>", "<", ">&", "&>", "&>>", "<<", "<<<", "
 
 
 def _without_redirections(tokens: list[str], command: str) -> list[str]:
-    """``tokens`` less shell redirections and their targets (``> log.txt``, ``2>&1``, ``2> err.log``): they are
-    the shell's, not arguments of the program."""
+    """``tokens`` less shell redirections and their targets (``> log.txt``, ``2>&1``, ``2> err.log``, a process
+    substitution ``> >(tee train.log)``): they are the shell's, not arguments of the program."""
     out: list[str] = []
     skip = False
+    depth = 0  # inside a process substitution `>(tee log)`: the filter's words, up to its `)`
     for t in tokens:
+        if depth:
+            depth += t.count("(") - t.count(")")
+            continue
         if skip:
             skip = False
+            if t in (">(", "<("):
+                depth = 1  # `> >(tee train.log)`: the redirection's target is a process substitution
             continue
         if t in _REDIRECTS:
             if out and out[-1].isdigit() and len(out[-1]) == 1 and f"{out[-1]}{t}" in command:

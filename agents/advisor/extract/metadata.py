@@ -536,7 +536,8 @@ def _batch_beside_micro(ex: Extraction) -> Value | None:
     return None
 
 
-_PER_GPU: Final = re.compile(r"per_(?:gpu|device)$", re.I)  # `batch_size_per_gpu`, `samples_per_gpu`
+_PER_GPU: Final = re.compile(r"per_(?:gpu|device)(?:$|_)", re.I)  # `batch_size_per_gpu`, `samples_per_gpu`, HF's
+# `per_device_train_batch_size`
 
 
 _HF_MODEL_LOAD: Final = re.compile(r"\b(?:Auto|Bert|GPT2|Roberta|T5|Llama)\w*Model\w*\.from_pretrained\(")
@@ -657,7 +658,7 @@ def _batch_sizes(
         return (glob.value // ranks if glob.value % ranks == 0 else None), glob.value
     if not isinstance(bs, int):
         return None, None
-    if ex.batch_divided_by_world and num_gpus:
+    if ex.batch_divided_by_world and num_gpus and not per_gpu:  # (a setting named per device is never split)
         bs = bs // num_gpus
     accum = ex.values.get("deepspeed.gradient_accumulation_steps") or ex.uses.get("grad_accum")  # type: ignore[assignment]
     if accum is None or not isinstance(accum.value, int | float) or isinstance(accum.value, bool):
@@ -790,7 +791,7 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         fw += other  # a TensorFlow / JAX job: neither the entry script nor the modules it reaches import torch
     else:
         fw.append("PyTorch")
-        if re.search(r"^\s*from diffusers\b[^\n]*\bimport\b[^\n]*\bUNet\w*Model\b", code, re.M):
+        if re.search(r"^\s*from diffusers\b[^\n]*\bimport\b(?:[^\n]*|\s*\([^)]*?)\bUNet\w*Model\b", code, re.M):
             fw.append("Diffusers")  # it trains a diffusers U-Net (a text encoder from transformers stays frozen)
         elif (
             _imports_used(code, "transformers")

@@ -71,7 +71,7 @@ _DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", 
                         "env_name", "env_id", "game", "atari_game", "gym_env", "data", "dataroot_gt", "dataroot_lq",
                         "train_ann_file", "data.train.dataset.type", "train_dataloader.dataset.type",
                         "train_dataloader.dataset.dataset.type", "MIXTURE_OR_TASK_NAME",
-                        "mixture_or_task_name", "input_file")  # fmt: skip
+                        "mixture_or_task_name", "input_file", "instance_data_dir")  # fmt: skip
 # Dataset wrappers of OpenMMLab configs: the dataset they wrap is the one trained on.
 _DATASET_WRAPPERS: Final = re.compile(r"(?:Repeat|Concat|ClassBalanced|MultiImageMix)Dataset")
 
@@ -2431,7 +2431,7 @@ def _with_config(name: str, config: str) -> str:
 
 
 _PLACEHOLDER_NAME: Final = re.compile(
-    r"(?i)(?:my|custom|your|the)?[_ -]?(?:train(?:ing)?|val(?:id(?:ation)?)?|test|eval)?[_ -]?"
+    r"(?i)(?:my|custom|customi[sz]ed|your|the)?[_ -]?(?:train(?:ing)?|val(?:id(?:ation)?)?|test|eval)?[_ -]?"
     r"(?:data(?:set)?s?|set|split)?"
     r"|(?i:your|my)[_ -]?(?:[a-z]+[_ -])?(?:path|dir|folder|root)(?:[_ -][a-z]+){0,3}"  # `your_path_to_data`
 )
@@ -2805,6 +2805,9 @@ def _identify(
     entry = PurePosixPath(ex.launch.script or "").stem
     if stage is None and (named := re.search(r"(?:^|[_-])(sft|dpo|kto)(?:[_-]|$)", entry.lower())) is not None:
         stage = Value(named.group(1), ex.launch.script or "")  # `openrlhf.cli.train_dpo`: the entry says its stage
+    template = ex.get("conversation_template", "chat_template")  # LMFlow's `--conversation_template llama3`: the
+    if stage is None and template is not None and isinstance(template.value, str) and template.value.strip():
+        stage = Value("sft", template.source, template.line)  # data is rendered as chat turns (supervised tuning)
     dead = ex.uses.get("dead_lines")
     ident.task = task_of(
         ident.model_type,
