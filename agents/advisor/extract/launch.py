@@ -591,8 +591,10 @@ def _loop_line(line: str, n: int, arms: list[_Arms], loops: list[_Loop], variabl
     return n
 
 
-def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
-    """For ``bash run.sh …``: the launch of the first training command in the script (variables expanded)."""
+def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch:
+    """For ``bash run.sh …``: the launch of the first training command in the script (variables expanded); a script
+    that runs another of the job's scripts (VAN's ``train.sh`` → ``bash distributed_train.sh 8 …``) is followed into
+    it, two levels deep."""
     if launch.launcher != "bash" or not launch.script:
         return launch
     text = ws.read_text_or_none(launch.script) or ""
@@ -659,6 +661,14 @@ def follow_shell_script(ws: Workspace, launch: Launch) -> Launch:
             _note_copies(m[1].split(), copies)
             continue
         inner = parse_command(s)
+        if (
+            inner.launcher == "bash" and inner.script and depth < 2 and inner.script != launch.script
+            and ws.exists(inner.script)
+        ):  # fmt: skip
+            inner.env = {**launch.env, **inner.env}
+            followed = follow_shell_script(ws, inner, depth + 1)
+            if followed is not inner and _steps_itself(ws, followed):
+                return followed
         if inner.launcher in (
             "python",
             "torchrun",

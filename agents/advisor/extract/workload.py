@@ -1389,12 +1389,14 @@ def _attention_over_patches(kinds: dict[str, int]) -> bool:
 
 def _type_by_layers(model: _Model) -> str | None:
     """The family of the counted model by where its parameters are: convolutions and no recurrent layers, or mostly
-    convolutions (a CNN), recurrent layers (an RNN), or only linear layers (an MLP); None when it is mixed or
-    attention-based (no guess)."""
+    convolutions (a CNN, also with attention modules among them), recurrent layers (an RNN), or only linear layers (an
+    MLP); None when it is mixed or attention-based (no guess)."""
     kinds = model.kinds or {}
     total = sum(kinds.values())
-    if total <= 0 or kinds.get("attention", 0) > 0:
+    if total <= 0:
         return None
+    if kinds.get("attention", 0) > 0:  # attention modules among mostly convolutions (VAN's large-kernel attention,
+        return "cnn" if kinds.get("conv", 0) >= 0.5 * total else None  # SE/CBAM blocks): a CNN; else no guess
     if kinds.get("conv", 0) >= 0.5 * total or (kinds.get("conv", 0) > 0 and kinds.get("rnn", 0) == 0):
         return "cnn"  # (VGG's and SphereFace's fully connected layers outweigh their convolutions: still CNNs)
     if kinds.get("rnn", 0) >= 0.5 * total:
