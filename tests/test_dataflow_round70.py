@@ -92,3 +92,42 @@ def test_convolutions_with_attention_modules_are_a_cnn(tmp_path: Path) -> None:
     root = write(tmp_path, {"train.py": _MAIN, "van.py": _VAN})
     meta = extract_metadata(root, "python train.py --model van_tiny")
     assert meta.model_type == "cnn"
+
+
+_SERIES = """
+import argparse
+import torch
+import torch.nn as nn
+
+
+class ProbAttention(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+
+
+class Informer(nn.Module):
+    def __init__(self, d=64):
+        super().__init__()
+        self.embed = nn.Conv1d(7, d, 3, padding=1)
+        self.distil = nn.ModuleList([nn.Conv1d(d, d, 3, padding=1) for _ in range(6)])
+        self.attn = ProbAttention(d)
+        self.proj = nn.Linear(d, 7)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", type=str, default="ETTh1")
+    parser.add_argument("--learning_rate", type=float, default=1e-4)
+    args = parser.parse_args()
+    model = Informer()
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate)
+"""
+
+
+def test_attention_model_over_series_is_no_cnn(tmp_path: Path) -> None:
+    """An attention model over time series whose convolutions (token embedding, distilling layers) hold most
+    parameters is not called a CNN: the series data says what it is (a guard on the rule above)."""
+    root = write(tmp_path, {"main_informer.py": _SERIES})
+    meta = extract_metadata(root, "python main_informer.py --data ETTh1")
+    assert meta.model_type != "cnn"

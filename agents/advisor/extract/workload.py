@@ -2759,6 +2759,8 @@ def _identify(
     if ident.model_type is None and pretrained is not None and _loads_causal_lm(ex):
         ident.model_type = "decoder_only_transformer"  # the checkpoint is loaded as a causal language model
     made_for = dataset_task(ident.dataset)  # (Cityscapes: per-pixel labels; UCF101: video clips; enwik8: text)
+    if made_for == "time_series_forecasting" and ident.model_type == "cnn" and (model.kinds or {}).get("attention"):
+        ident.model_type = None  # an attention model over series (Informer's distilling convolutions): no CNN
     if (
         ident.model_type is None and pretrained is None and _attention_over_patches(model.kinds or {})
         and made_for not in ("time_series_forecasting", "language_modeling", "text_to_speech")
