@@ -199,6 +199,7 @@ class _Resolver:
         self._module_files: dict[str, str | None] = {}  # local name → the workspace module it names (once)
         self._scope_lines: dict[int, _Scope] = {}  # line → innermost function scope (once)
         self._loops: list[tuple[int, int]] | None = None  # line spans of the module's loops (once)
+        self._filled_dicts: set[str] | None = None  # names of dicts filled under computed keys (once)
         self._index(tree, self.module)
         self.entry_points |= cli_entry_functions(tree)  # `fire.Fire(train)`, or a runner `__main__` hands it to
 
@@ -958,13 +959,13 @@ class _Resolver:
         given = self.settings.get(key)
         by_command = given is not None and given.source == "command"
         if isinstance(section, ast.Name):  # `"gpus" in trainer_config` after `trainer_config[k] = getattr(opt, k)`
-            merged = any(  # for the options the command gives: a dict filled under keys it computes
-                isinstance(n, ast.Assign) and any(
-                    isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == section.id
-                    and not isinstance(t.slice, ast.Constant) for t in n.targets)
-                for n in walk(self.module.node)
-            )  # fmt: skip
-            return True if merged and by_command else None
+            if self._filled_dicts is None:  # (for the options the command gives: a dict filled under computed keys)
+                self._filled_dicts = {
+                    t.value.id for n in walk(self.module.node) if isinstance(n, ast.Assign) for t in n.targets
+                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+                    and not isinstance(t.slice, ast.Constant)
+                }  # fmt: skip
+            return True if by_command and section.id in self._filled_dicts else None
         path = _access_path(section)
         leaf = path.rsplit(".", 1)[-1] if path and "." in path else ""
         if not leaf or not re.fullmatch(r"\w+", key):
