@@ -1007,6 +1007,9 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
             ws, ex.code, script, launch.args, ex.values, world_size=_world_size(launch, ex.code),
             visible_gpus=launch.visible_gpus, config_classes=ex.config_classes,
         )  # fmt: skip
+        if (rewritten := ex.uses.pop("rewritten", None)) is not None:  # computed anew by the entry before training
+            for key, (value, line) in rewritten.value.items():
+                ex.values[key] = Value(value, script, line)
         ex.training_modules = _training_callees(ws, ex.code, script)
         for module in ex.training_modules:  # `from src.train import main; main(args=params)`
             found = find_uses(

@@ -559,6 +559,19 @@ def init_attribute_assignments(cls: ast.ClassDef, path: str) -> dict[str, Value]
     return out
 
 
+def _without_hasattr_guards(test: ast.expr) -> ast.expr:
+    """``hasattr(args, 'batch_size') and args.batch_size`` → ``args.batch_size`` (InternImage's ``update_config``):
+    a guard that the argument exists says nothing more than reading it."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        rest = [
+            v for v in test.values
+            if not (isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "hasattr")
+        ]  # fmt: skip
+        if len(rest) == 1:
+            return rest[0]
+    return test
+
+
 def settings_from_args(source: str) -> list[tuple[str, str, str]]:
     """``if args.batch_size: config.DATA.BATCH_SIZE = args.batch_size`` (Swin/RepVGG ``update_config``): the config
     keys the command-line arguments set, as (key, argument, when): ``when`` is "truthy" under ``if args.x:``,
@@ -575,7 +588,7 @@ def settings_from_args(source: str) -> list[tuple[str, str, str]]:
         for stmt in fn.body:
             when, body = "always", [stmt]
             if isinstance(stmt, ast.If) and not stmt.orelse:
-                test = stmt.test
+                test = _without_hasattr_guards(stmt.test)
                 if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name):
                     when, body = "truthy", stmt.body
                 elif (

@@ -277,7 +277,7 @@ class ParamCounter(Evaluator):
         graph = list(_graph(built)) if isinstance(built, Obj) else []
         projecting = {
             id(v) for o in graph if isinstance(o, Obj) and _ATTENTION_CLASS.search(o.cls)
-            for v in _graph(o, limit=20_000) if isinstance(v, Layer) and v.kind == "conv"
+            for v in _graph(o, limit=20_000) if isinstance(v, Layer) and v.kind in ("conv", "patch")
         }  # fmt: skip
         for value in graph:
             if isinstance(value, Layer):

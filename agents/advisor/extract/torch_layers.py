@@ -130,6 +130,13 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
         width, inp = cout, cin
         weight = cin * cout * ksize // groups
         n = weight + (cout if kw.get("bias", True) else 0)
+        stride, pad = (
+            kw.get("stride", args[3] if len(args) > 3 else 1),
+            kw.get("padding", args[4] if len(args) > 4 else 0),
+        )
+        if "Transpose" not in name and _patchify(k, stride, pad):  # cuts the input into patches it embeds (a ViT's,
+            known = [v if isinstance(v, int) else 0 for v in (width, weight, inp)]  # GFNet's stem): an embedding
+            return Layer(int(n), int(out), known[0], known[1], "patch", known[2], name), int(n)
     elif name.startswith(("BatchNorm", "InstanceNorm", "SyncBatchNorm")):
         affine = kw.get("affine", not name.startswith("InstanceNorm"))
         n = 2 * arg(0, "num_features") if affine else 0
@@ -202,6 +209,19 @@ def torch_call(name: str, args: list[Any], kw: dict[str, Any]) -> tuple[Any, int
         return UNKNOWN, 0
     known = [v if isinstance(v, int) else 0 for v in (width, weight, inp)]
     return Layer(int(n), int(out), known[0], known[1], layer_kind(name), known[2], name), int(n)
+
+
+def _patchify(kernel: Any, stride: Any, padding: Any) -> bool:
+    """Whether a convolution's windows tile its input without overlap or padding (kernel = stride > 1)."""
+
+    def pair(v: Any) -> tuple[Any, ...]:
+        return tuple(v) if isinstance(v, list | tuple) else (v, v)
+
+    k, st = pair(kernel), pair(stride)
+    return (
+        k == st and all(isinstance(x, int) and not isinstance(x, bool) and x > 1 for x in k)
+        and padding in (0, (0, 0), [0, 0], "valid")
+    )  # fmt: skip
 
 
 def layer_kind(name: str) -> str:

@@ -3105,6 +3105,41 @@ def find_uses(
             chained = bounds[1]  # (`for epoch in range(5): …` with the base frozen, then `range(5, args.epochs)`)
     if (m := out.get("model")) is not None and m.file == file and m.line in load_dtypes:
         out["load_dtype"] = Use(load_dtypes[m.line], file, m.line, "the trained model's from_pretrained(torch_dtype=)")
+    if rewritten := _settings_rewritten(r, tree, settings, dead):
+        out["rewritten"] = Use(rewritten, file, min(line for _, line in rewritten.values()), "settings the entry sets")
+    return out
+
+
+def _main_statements(tree: ast.Module) -> Iterator[ast.stmt]:
+    """The statements the entry runs straight through: its module level and its ``if __name__ == "__main__":``."""
+    for stmt in tree.body:
+        if (
+            isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)
+            and isinstance(stmt.test.left, ast.Name) and stmt.test.left.id == "__name__"
+        ):  # fmt: skip
+            yield from stmt.body
+        else:
+            yield stmt
+
+
+def _settings_rewritten(
+    r: _Resolver, tree: ast.Module, settings: dict[str, Value], dead: set[int]
+) -> dict[str, tuple[Any, int]]:
+    """Numeric settings the entry computes anew before training (Swin/InternImage's ``__main__``:
+    ``config.TRAIN.BASE_LR = config.TRAIN.BASE_LR * config.DATA.BATCH_SIZE * world_size / 512``), as
+    key → (value, line): where no consumer of the setting can be read, the stale configured value is not the job's."""
+    out: dict[str, tuple[Any, int]] = {}
+    for stmt in _main_statements(tree):
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1) or id(stmt) in dead:
+            continue
+        path = _access_path(stmt.targets[0])
+        key = path.partition(".")[2]
+        given = settings.get(key)
+        if not key or given is None or not is_number(given.value) or isinstance(given.value, bool):
+            continue
+        v = r.value(stmt.value, _scope_at(r, tree, stmt.lineno), stmt.lineno)
+        if is_number(v) and not isinstance(v, bool) and v > 0:
+            out[key] = (v, stmt.lineno)
     return out
 
 

@@ -1387,6 +1387,14 @@ def _attention_over_patches(kinds: dict[str, int]) -> bool:
     return total > 0 and kinds.get("attention", 0) > 0 and kinds.get("linear", 0) >= 0.8 * total
 
 
+def _patches_through_linear(kinds: dict[str, int]) -> bool:
+    """Whether a counted network's only convolutions cut the image into patches and linear layers hold at least
+    80 % of its parameters: tokens of patches mixed by linear blocks (GFNet's global filters, MLP-Mixer), the ViT
+    family's shape, not a CNN (whose convolutions slide over overlapping windows)."""
+    total = sum(kinds.values())
+    return total > 0 and kinds.get("patch", 0) > 0 and not kinds.get("conv") and kinds.get("linear", 0) >= 0.8 * total
+
+
 def _type_by_layers(model: _Model) -> str | None:
     """The family of the counted model by where its parameters are: convolutions and no recurrent layers, or mostly
     convolutions (a CNN, also with attention modules among them), recurrent layers (an RNN), or only linear layers (an
@@ -1395,9 +1403,12 @@ def _type_by_layers(model: _Model) -> str | None:
     total = sum(kinds.values())
     if total <= 0:
         return None
+    conv = kinds.get("conv", 0) + kinds.get("patch", 0)
     if kinds.get("attention", 0) > 0:  # attention modules among mostly convolutions (VAN's large-kernel attention,
-        return "cnn" if kinds.get("conv", 0) >= 0.5 * total else None  # SE/CBAM blocks): a CNN; else no guess
-    if kinds.get("conv", 0) >= 0.5 * total or (kinds.get("conv", 0) > 0 and kinds.get("rnn", 0) == 0):
+        return "cnn" if conv >= 0.5 * total else None  # SE/CBAM blocks): a CNN; else no guess
+    if _patches_through_linear(kinds):
+        return "vision_transformer"
+    if conv >= 0.5 * total or (conv > 0 and kinds.get("rnn", 0) == 0):
         return "cnn"  # (VGG's and SphereFace's fully connected layers outweigh their convolutions: still CNNs)
     if kinds.get("rnn", 0) >= 0.5 * total:
         return "rnn"
@@ -2034,6 +2045,27 @@ def _set_again(code: str, key: str) -> bool:
     return re.search(rf"^\s*\w+\.{re.escape(leaf)}\s*=(?!=)", code, re.M) is not None
 
 
+def _data_setting_dataset(ex: Extraction, *, given_only: bool = False) -> tuple[str, Value] | None:
+    """A known dataset named by a data setting (``data_local: ./my-copy-c4``), with the setting; ``given_only``: one
+    the command or a config file gives (not a parser's default)."""
+    for key, v in ex.values.items():
+        leaf = key.rsplit(".", 1)[-1].lower()
+        if given_only and not (v.source == "command" or v.source.endswith(_CONFIG_FILES)):
+            continue
+        if (
+            (
+                "data" in leaf
+                or (leaf in ("type", "name", "path") and "data" in key.lower())  # `data_loader.type:
+                # MnistLoader`, `train_dataset.huggingface_dataset.path: c4`
+                or (leaf.startswith("train") and leaf.endswith(("_file", "_files", "_db", "_dbs")))  # UNITER, ALBEF
+            )
+            and not _EVAL_KEY.search(key)
+            and (c := _known_in(v.value))
+        ):
+            return c, v
+    return None
+
+
 def _dataset(
     ex: Extraction, title: str, prov: dict[str, FieldSource], ws: Workspace | None = None, command: str = ""
 ) -> str | None:
@@ -2116,23 +2148,16 @@ def _dataset(
     if listed := _listed_datasets(ex, prov):
         return listed
     named = " ".join([*_data_words(ex.launch.args), *ex.sources])  # data paths and config files the command names
-    if canon := canonical_dataset(named):
+    canon = canonical_dataset(named)
+    # A config file's name is a weaker word than the data it sets (`librispeech_tts_r_300M_dummy.json` trains on
+    # `train_dataset_name: blabble-io/libritts_r`): a data setting the command or a config gives wins over it.
+    set_by_user = _data_setting_dataset(ex, given_only=True) if canon else None
+    if canon and set_by_user is None:
         prov["dataset"] = FieldSource(file="command", path="command")
         return canon
-    for key, v in ex.values.items():  # a known dataset named by any data setting (`data_local: ./my-copy-c4`)
-        leaf = key.rsplit(".", 1)[-1].lower()
-        if (
-            (
-                "data" in leaf
-                or (leaf in ("type", "name", "path") and "data" in key.lower())  # `data_loader.type:
-                # MnistLoader`, `train_dataset.huggingface_dataset.path: c4`
-                or (leaf.startswith("train") and leaf.endswith(("_file", "_files", "_db", "_dbs")))  # UNITER, ALBEF
-            )
-            and not _EVAL_KEY.search(key)
-            and (c := _known_in(v.value))
-        ):
-            prov["dataset"] = _source(v)
-            return c
+    if (stated := set_by_user or _data_setting_dataset(ex)) is not None:
+        prov["dataset"] = _source(stated[1])
+        return stated[0]
     for key, v in ex.values.items():  # a dataset setting that names a Hub dataset (`--dataset_mixer_list
         leaf = key.rsplit(".", 1)[-1].lower()  # allenai/tulu-3-sft-mixture 1.0`): the id names the data
         if (
@@ -2497,8 +2522,14 @@ def _params(
             or (char_level_dataset(dataset) and not _tokenized(ex))  # (gpt-neox reads enwik8 through GPT-2's BPE)
             or _CHAR_VOCAB.search(ex.code) is not None
         )
-        params = _gpt_params(ex, char_level=char_level)  # a GPT's shape (not an LSTM's)
+        if char_level or _tokenized(ex) or _VOCABULARY.search(ex.code) or _int_setting(ex, *_VOCAB_KEYS):
+            params = _gpt_params(ex, char_level=char_level)  # a GPT's shape (not an LSTM's) over a text vocabulary
+            # (a GPT over states and actions with no vocabulary, the Decision Transformer's, is not sized so)
     return params
+
+
+_VOCAB_KEYS: Final = ("vocab_size", "padded_vocab_size", "n_vocab")
+_VOCABULARY: Final = re.compile(r"\bvocab\w*|\btokeni[sz]\w*", re.I)
 
 
 # Detectors' losses, matchers and post-processing mention boxes hundreds of times; classification and generation
@@ -2691,7 +2722,11 @@ def _identify(
         # `from timm.models.vision_transformer import Mlp, PatchEmbed`)
     if ident.model_type == "mlp" and (model.kinds or {}).get("attention"):
         ident.model_type = None  # the counted network attends (a class named for attention over linear layers)
-    if ident.model_type == "cnn" and model.cls is not None and _attention_over_patches(model.kinds or {}):
+    if (
+        ident.model_type == "cnn"
+        and model.cls is not None
+        and (_attention_over_patches(model.kinds or {}) or _patches_through_linear(model.kinds or {}))
+    ):
         ident.model_type = "vision_transformer"  # the class's own layers seen: convolutions; the network counted:
         # attention blocks of linear layers hold most parameters, convolutions a stem and a head (Depth Anything:
         # a DINOv2 ViT-L under a DPT head), not a CNN
@@ -2703,10 +2738,13 @@ def _identify(
         ident.model_type = "diffusion_unet"  # a U-Net trained to denoise: "Denoising Diffusion Probabilistic
         # Models", `trainer = GaussianDiffusionTrainer(net_model, ...)` — not a segmentation network
     kinds = model.kinds or {}
-    if ident.model_type == "mlp" and (kinds.get("conv", 0) > 0 or kinds.get("rnn", 0) > 0):
+    conv = kinds.get("conv", 0) + kinds.get("patch", 0)
+    if ident.model_type == "mlp" and (conv > 0 or kinds.get("rnn", 0) > 0):
         # a class of linear heads around a network it is handed (`BaselineTrain(backbone.Conv4, 200)`): the
         # counted model has that network's convolutions or recurrent layers
-        ident.model_type = "rnn" if kinds.get("rnn", 0) > kinds.get("conv", 0) else "cnn"
+        ident.model_type = (
+            "vision_transformer" if _patches_through_linear(kinds) else "rnn" if kinds.get("rnn", 0) > conv else "cnn"
+        )
     ident.dataset = _dataset(ex, title, prov, ws, command)
     sized = pretrained
     registry = ex.uses.get("model")
