@@ -85,6 +85,9 @@ def _flag_loop_param(loop: ast.For) -> tuple[str, str] | None:
     return None
 
 
+_STAR_IMPORTS_FOLLOWED: Final = 8
+
+
 class FunctionResolver:
     """Dictionaries built from literals, ``dict(...)``, ``.update``, functions of the job's modules and config files."""
 
@@ -127,10 +130,14 @@ class FunctionResolver:
         tree = self.trees.get(file)
         if tree is None or depth > 3:
             return None
+        stars = 0
         for node in tree.body:
             if isinstance(node, ast.ImportFrom) and node.module is not None:
                 for alias in node.names:
-                    if (alias.asname or alias.name) != name:
+                    star = alias.name == "*"  # `from replknet import *`: every public name of the module (a few
+                    if (alias.asname or alias.name) != name and not star:  # such modules per file: a package that
+                        continue  # star-imports hundreds is not searched module by module)
+                    if star and (stars := stars + 1) > _STAR_IMPORTS_FOLLOWED:
                         continue
                     path = self.ws.module_file(node.module, node.level, file)
                     if path is None:
@@ -138,7 +145,7 @@ class FunctionResolver:
                     if path not in self.trees and (t := _parse(self.ws.read_text_or_none(path))) is not None:
                         self.trees[path] = t
                     if path in self.trees and path != file:
-                        found = self._imported(alias.name, path, depth + 1, classes=classes)
+                        found = self._imported(name if star else alias.name, path, depth + 1, classes=classes)
                         if found is not None:
                             return found
         return None

@@ -657,6 +657,9 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
         if m := re.fullmatch(r"""(?:export\s+)?(\w+)=(?:"([^"]*)"|'([^']*)')""", s):
             variables[m.group(1)] = " ".join((m.group(2) if m.group(2) is not None else m.group(3)).split())
             continue  # `parameters=" --num_train_epochs 3 --fp16 True "`: several words, handed on as one
+        if m := re.fullmatch(r"eval\s+(.+)", s):  # `cmd="torchrun … $model_args …"`, then `eval $cmd`: the string
+            s = m[1].strip()  # the variable holds (expanded above) is the command line that runs
+            s = s[1:-1] if len(s) > 1 and s[0] == s[-1] and s[0] in "\"'" else s
         if m := re.fullmatch(r"cp\s+(.+)", s):  # `cp tool/train.py ${exp_dir}`, then `python ${exp_dir}/train.py`
             _note_copies(m[1].split(), copies)
             continue

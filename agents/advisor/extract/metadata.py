@@ -181,6 +181,11 @@ def _resolve_launch(root: Workspace, launch: Launch) -> tuple[Workspace, Launch]
             f"{base}/__main__.py",
             *_package_dir_files(ws, launch.module),
             *_own_folder_files(ws, launch.module),
+            *(  # the job's repository installs its own package (`pip install -e .`): run from an examples folder,
+                f"{up}/{base}{tail}"  # `torchrun -m FlagEmbedding.finetune…base` runs the package's module there
+                for up in ((ws.up, ws.up / "src") if ws.up is not None else ())
+                for tail in (".py", "/__main__.py")
+            ),
         ):
             if ws.exists(cand):
                 launch.script = cand
@@ -787,6 +792,9 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
             fw.append("TRL")
         if re.search(r"^\s*(?:from|import) sentence_transformers\b", code, re.M):
             fw.append("Sentence Transformers")
+    elif _trainer_in_own_modules(ex):
+        fw.append("HF Trainer")  # the job's package subclasses transformers' Trainer and builds it (a runner the
+        # entry calls: FlagEmbedding's, LMFlow's pipelines)
     elif (other := _non_torch(ex)) and not _imports_torch(ex):
         fw += other  # a TensorFlow / JAX job: neither the entry script nor the modules it reaches import torch
     else:
@@ -828,6 +836,20 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         ):  # wrapped where the code runs (not in the arm of `if cfg.distributed_strategy == "fsdp"` it rules out)
             fw.append("PyTorch FSDP")
     return fw
+
+
+_TRAINER_SUBCLASS: Final = re.compile(r"^class \w+\([^)]*\b(?:Seq2Seq)?Trainer\)", re.M)
+_IMPORTS_HF_TRAINER: Final = re.compile(
+    r"^\s*from transformers(?:\.trainer)?\s+import\s+(?:\([^)]*|[^\n]*)\b(?:Seq2Seq)?Trainer\b", re.M
+)
+
+
+def _trainer_in_own_modules(ex: Extraction) -> bool:
+    """Whether the modules the entry reaches define a subclass of transformers' ``Trainer`` and build a trainer
+    (``EncoderOnlyEmbedderTrainer(model=…, args=…)`` in a runner the entry runs)."""
+    texts = [t for _, t in ex.modules[:30]]
+    subclassed = any(_IMPORTS_HF_TRAINER.search(t) and _TRAINER_SUBCLASS.search(t) for t in texts)
+    return subclassed and any(_HF_TRAINER.search(t) for t in texts)
 
 
 _NON_TORCH: Final = (

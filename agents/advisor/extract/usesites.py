@@ -183,6 +183,7 @@ class _Resolver:
         self.scopes: dict[ast.AST, _Scope] = {}
         self.calls: dict[str, list[tuple[ast.Call, ast.AST]]] = {}  # function name → call sites (call, scope node)
         self.entry_points: set[str] = set()
+        self.config_entries: set[str] = set()  # entry functions whose parameters a config file also sets
         self.namespaces: set[str] = {"args", "opt", "opts", "hparams", "FLAGS", "flags", "hps"}
         self.unknown_overrides: set[str] = set()  # "args.batch_size" reassigned by code we cannot evaluate
         self.split_overrides: dict[str, Any] = {}  # "args.batch_size" = whole / (processes we cannot count): whole
@@ -245,8 +246,12 @@ class _Resolver:
         charge_nodes()
         if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
             self.functions.setdefault(child.name, child)
-            if any(_dotted(d.func if isinstance(d, ast.Call) else d) in _CLI_DECORATORS for d in child.decorator_list):
+            decorators = [_dotted(d.func if isinstance(d, ast.Call) else d) for d in child.decorator_list]
+            if any(d in _CLI_DECORATORS for d in decorators):
                 self.entry_points.add(child.name)  # `@click.command()` over `def main(config_path)`: CLI options
+            if any(d.rsplit(".", 1)[-1] in _CONFIG_FILE_DECORATORS for d in decorators):
+                self.entry_points.add(child.name)  # typer_config's `@use_yaml_config(param_name="config")`: the
+                self.config_entries.add(child.name)  # file `--config` names sets the parameters the flags leave
             self._index(child, _Scope(child, parent=scope))
             return
         if isinstance(child, ast.ClassDef):
@@ -600,6 +605,11 @@ class _Resolver:
             return _Namespace(name)
         if fn.name in self.entry_points and name in self.cli:
             return self.cli[name]
+        if (
+            fn.name in self.config_entries and (given := self.settings.get(name)) is not None
+            and given.source.endswith((".yaml", ".yml", ".json", ".toml"))
+        ):  # fmt: skip
+            return given.value
         if (key := _argbind_key(fn, name)) is not None and (given := self.settings.get(key)) is not None:
             return given.value  # `@argbind.bind(without_prefix=True) def train(..., batch_size=12)`: the config's
         sites = [c for c in self.calls.get(fn.name, []) if isinstance(c[0].func, ast.Name)]
@@ -1607,6 +1617,9 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         for fieldname, kws in _FIT_KW.items():
             if (a := _args_of(call, kws)) is not None:
                 yield fieldname, a, f"fit({kws[0]}=)"
+    elif name == "from_pretrained" and re.search(r"(?:^|\.)\w*Config$", dotted.rsplit(".", 1)[0]):
+        if (a := _args_of(call, ("pretrained_model_name_or_path",), 0)) is not None:
+            yield "arch_config", a, f"{dotted}()"  # `AutoConfig.from_pretrained(model_id)`: an architecture's config
     elif name == "from_pretrained" and not any(s in dotted for s in NOT_WEIGHTS_LOADERS):
         if (a := _args_of(call, ("pretrained_model_name_or_path",), 0)) is not None:
             yield "model", a, f"{dotted or name}()"
@@ -2382,6 +2395,7 @@ def _is_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool
     return name in [p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
 
 
+_CONFIG_FILE_DECORATORS: Final = frozenset({"use_yaml_config", "use_json_config", "use_toml_config", "use_config"})
 _CLI_DECORATORS: Final = frozenset({"click.command", "click.group", "command"})  # a click entry's parameters are
 # its options (`@click.option('-p', '--config_path', default=…)`), read as the command line gives them
 
@@ -3105,6 +3119,10 @@ def find_uses(
             chained = bounds[1]  # (`for epoch in range(5): …` with the base frozen, then `range(5, args.epochs)`)
     if (m := out.get("model")) is not None and m.file == file and m.line in load_dtypes:
         out["load_dtype"] = Use(load_dtypes[m.line], file, m.line, "the trained model's from_pretrained(torch_dtype=)")
+    if "model" not in out and (shaped := out.get("arch_config")) is not None and "from_config(" in code:
+        said = f"{shaped.how}, then a model built from that config at random (from_config)"
+        out["model_shape"] = Use(shaped.value, shaped.file, shaped.line, said)  # (Chronos' `random_init`: the
+        # checkpoint names the architecture trained from scratch: its name, not its weights)
     if rewritten := _settings_rewritten(r, tree, settings, dead):
         out["rewritten"] = Use(rewritten, file, min(line for _, line in rewritten.values()), "settings the entry sets")
     return out

@@ -245,8 +245,21 @@ def _known_size(name: str) -> float | None:
 
 
 _NOT_MODELS: Final = frozenset(
-    {"OrderedDict", "ModelCheckpoint", "EarlyStopping", "SummaryWriter", "Path", "Namespace"}
-)
+    {
+        "OrderedDict",
+        "ModelCheckpoint",
+        "EarlyStopping",
+        "SummaryWriter",
+        "Path",
+        "Namespace",
+        "Munch",
+        "DotMap",
+        "EasyDict",
+        "AttrDict",
+        "SimpleNamespace",
+        "ConfigDict",
+    }  # (attribute-dict containers:
+)  # StyleTTS2's `build_model` returns `Munch(bert=…, decoder=…)`, a dict of networks)
 _NOT_MODEL_SUFFIXES: Final = ("Trainer", "Runner", "Engine", "Logger", "Dataset", "DataModule", "Loader", "Config",
                               "Args", "Arguments", "Parser", "Scheduler", "Optimizer", "Meter", "Writer", "Sampler",
                               "Callback", "Checkpoint", "Tokenizer")  # fmt: skip
@@ -841,8 +854,9 @@ def _built_class(resolver: _FunctionResolver, fn: ast.FunctionDef, file: str, de
         named = next((k.value for k in value.keywords if k.arg == "name" and isinstance(k.value, ast.Constant)), None)
         if callee in ("Model", "Sequential") and isinstance(named, ast.Constant) and isinstance(named.value, str):
             return named.value  # Keras' functional API: `keras.Model(inputs, outputs, name="unet")` names the model
-        if callee in ("Sequential", "ModuleList", "ModuleDict"):
-            return None  # a registry builder's `nn.Sequential(*modules)` fallback (mmcv's build) names no model
+        if callee in ("Sequential", "ModuleList", "ModuleDict", "Model"):
+            return None  # a registry builder's `nn.Sequential(*modules)` fallback (mmcv's build), Keras' unnamed
+            # `Model(inputs, outputs)`: no model's name
         if callee[:1].isupper() and not _is_wrapper(callee) and callee not in _NOT_MODELS:
             return str(callee)
         if isinstance(value.func, ast.Name) and (inner := resolver.imported_function(callee, file)) is not None:
@@ -2045,6 +2059,21 @@ def _set_again(code: str, key: str) -> bool:
     return re.search(rf"^\s*\w+\.{re.escape(leaf)}\s*=(?!=)", code, re.M) is not None
 
 
+_HORIZON_KEYS: Final = ("prediction_length", "pred_len", "forecast_horizon", "prediction_horizon", "horizon")
+_CONTEXT_KEYS: Final = ("context_length", "seq_len", "lookback", "lookback_window", "history_length")
+
+
+def _forecasts(ex: Extraction) -> bool:
+    """Whether the job's settings give both a forecast horizon and the length of the history it reads (positive
+    integers): a forecaster's shape, whatever network or data it uses."""
+
+    def positive(keys: tuple[str, ...]) -> bool:
+        v = ex.get(*keys)
+        return v is not None and isinstance(v.value, int) and not isinstance(v.value, bool) and v.value > 0
+
+    return positive(_HORIZON_KEYS) and positive(_CONTEXT_KEYS)
+
+
 def _data_setting_dataset(ex: Extraction, *, given_only: bool = False) -> tuple[str, Value] | None:
     """A known dataset named by a data setting (``data_local: ./my-copy-c4``), with the setting; ``given_only``: one
     the command or a config file gives (not a parser's default)."""
@@ -2757,6 +2786,13 @@ def _identify(
     if sized is None and shape_name and shaped is not None:
         sized = Value(shape_name, shaped.file, shaped.line)
     ident.params_millions = _params(ex, sized, ident.dataset, model.count, ident.model_type)
+    shape = ex.uses.get("model_shape")  # a model built at random from a checkpoint's config: named (and sized, when
+    if ident.model_name is None and shape is not None and isinstance(shape.value, str) and shape.value.strip():
+        ident.model_name = shape.value.strip()  # the architecture is a known one) by it, trained from scratch
+        prov["model_name"] = FieldSource(file=shape.file, line=shape.line, path="use")
+        if ident.params_millions is None and (size := _known_size(ident.model_name)) is not None:
+            ident.params_millions = size
+            prov["params_millions"] = prov["model_name"]
     dict_registry = registry is not None and "__dict__[" in registry.how  # `models.__dict__[args.arch](...)`
     if (
         ident.params_millions is None
@@ -2881,8 +2917,10 @@ def _identify(
         ident.task = None  # a classifier over token embeddings (Kim's text CNN) classifies text, not images
     if made_for == "video_classification" and ident.task in (None, "image_classification"):
         ident.task = made_for  # a classifier over clips (C3D on UCF101), not over images
-    if made_for == "time_series_forecasting":
-        ident.task = made_for  # ETT, Weather, ECL: series forecast ahead; no class labels, no images
+    if made_for == "time_series_forecasting" or (made_for is None and _forecasts(ex)):
+        ident.task = "time_series_forecasting"  # ETT, Weather, ECL: series forecast ahead; no class labels, no
+        # images; or a job set by a forecast horizon and the context it reads (GluonTS-style `prediction_length`
+        # and `context_length`: Chronos' T5 over tokenised series is no language model)
     if made_for == "language_modeling" and ident.task is None and pretrained is None:
         ident.task = made_for  # a model trained on a text corpus from scratch (PaLM on enwik8)
     if (
