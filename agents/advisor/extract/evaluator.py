@@ -247,6 +247,8 @@ def _isinstance(value: Any, types: ast.expr) -> Any:
         return False  # neither a list nor a container of layers is a layer: `isinstance(layer1, nn.Linear)`
     if not all(n in _PY_TYPES or n == "OrderedDict" for n in names):
         return False if isinstance(value, int | float | str | bool | type(None)) else UNKNOWN
+    if _is_marker(value):  # a class, function or module reference (`mlps=Mlp`): no list, tuple or number, though
+        return UNKNOWN if value[0] in ("ext", "module") else False  # the interpreter holds it as a tuple
     return any(n in _PY_TYPES and isinstance(value, _PY_TYPES[n]) for n in names)
 
 

@@ -646,6 +646,8 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
             continue
         if (m := re.match(r"(?:export\s+)?(\w+)=", s)) and m[1] not in variables and re.search(rf"\$\{{?{m[1]}\b", s):
             variables[m[1]] = ""  # `EXTRA_ARGS="$EXTRA_ARGS $1"` with EXTRA_ARGS unset: it starts empty
+        if m := re.fullmatch(r"""let\s+["']?(\w+)\s*=\s*([^"';]+?)["']?""", s):  # `let BATCH_SIZE=ALL/NUM_GPU/ACCUM`:
+            s = f"{m[1]}=$(({m[2]}))"  # bash integer arithmetic over the script's variables, as `$((…))` is
         s = s.replace("$#", str(len(positional)))
         s = re.sub(r"\$\{(\w+)\[[@*]\]\}", r"${\1}", s)  # `${ARGS[@]}`: the array's words
         s = _POSITIONAL.sub(functools.partial(_positional_from, positional), s)  # `"$@"`, `${@:2}` (from the 2nd on)

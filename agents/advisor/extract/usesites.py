@@ -2677,6 +2677,33 @@ def _step_loops(tree: ast.AST, tf_ops: Collection[str] = ()) -> Iterator[tuple[a
             yield rng, node.lineno
 
 
+def _splatted_dict_filled(call: ast.Call, scope: _Scope) -> ast.Call:
+    """``create_model(**create_model_args)`` with ``create_model_args = dict(model_name=args.model, …)`` (or a
+    ``{"model_name": …}`` literal) bound before it: the call with those keyword arguments written out (timm's
+    train.py), keywords given explicitly winning; the call itself when no ``**`` name is bound so."""
+    splats = [k for k in call.keywords if k.arg is None and isinstance(k.value, ast.Name)]
+    if not splats:
+        return call
+    keywords = [k for k in call.keywords if k.arg is not None]
+    stated = {k.arg for k in keywords}
+    for splat in splats:
+        name = splat.value.id if isinstance(splat.value, ast.Name) else ""
+        hit = _assigned(scope, name, call.lineno)
+        rhs = hit[2] if hit is not None else None
+        pairs: list[tuple[str, ast.expr]] = []
+        if isinstance(rhs, ast.Call) and isinstance(rhs.func, ast.Name) and rhs.func.id == "dict" and not rhs.args:
+            pairs = [(k.arg, k.value) for k in rhs.keywords if k.arg is not None]
+        elif isinstance(rhs, ast.Dict):
+            pairs = [
+                (k.value, v) for k, v in zip(rhs.keys, rhs.values, strict=False)
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)
+            ]  # fmt: skip
+        else:
+            return call  # a dict we cannot read: the call as written
+        keywords += [ast.keyword(arg=k, value=v) for k, v in pairs if k not in stated]
+    return ast.copy_location(ast.Call(func=call.func, args=call.args, keywords=keywords), call)
+
+
 def _assigned(scope: _Scope, name: str, line: int) -> tuple[_Scope, int, ast.expr] | None:
     """The last assignment of ``name`` before ``line`` in ``scope`` or a scope around it."""
     s: _Scope | None = scope
@@ -2926,7 +2953,7 @@ def find_uses(
         seen = (  # (an argbind-bound callable, called with the keyword arguments its config gives it)
             _argbind_filled(node, binds[node.func.id], bind_scopes.get(id(node)), settings)
             if isinstance(node.func, ast.Name) and node.func.id in binds
-            else node
+            else _splatted_dict_filled(node, scope)
         )
         found = [(c, False) for c in _consumers(seen)] + [(c, True) for c in _helper_consumers(ws, r, seen, file)]
         for (fieldname, arg, said), in_helper in found:
