@@ -2681,9 +2681,9 @@ def _splatted_dict_filled(call: ast.Call, scope: _Scope) -> ast.Call:
     """``create_model(**create_model_args)`` with ``create_model_args = dict(model_name=args.model, …)`` (or a
     ``{"model_name": …}`` literal) bound before it: the call with those keyword arguments written out (timm's
     train.py), keywords given explicitly winning; the call itself when no ``**`` name is bound so."""
-    splats = [k for k in call.keywords if k.arg is None and isinstance(k.value, ast.Name)]
-    if not splats:
-        return call
+    splats = [k for k in call.keywords if k.arg is None]
+    if not splats or not all(isinstance(k.value, ast.Name) for k in splats):
+        return call  # (`**vars(args)`, `**cfg.kwargs`: not a dict bound by name here)
     keywords = [k for k in call.keywords if k.arg is not None]
     stated = {k.arg for k in keywords}
     for splat in splats:
