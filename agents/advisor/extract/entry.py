@@ -19,7 +19,7 @@ from schedmate.agents.advisor.extract.launch import Launch, follow_shell_script,
 from schedmate.agents.advisor.extract.syntax import parse
 from schedmate.agents.advisor.extract.workspace import Workspace
 
-__all__ = ["follow_entry", "follow_process_launcher"]
+__all__ = ["follow_entry", "follow_process_launcher", "top_level_statements"]
 
 _SCRIPT_SPEC: Final = re.compile(r"""['"]?\s*([\w.-]+)\s*=\s*([\w.]+)\s*:\s*(\w+)\s*['"]?""")
 _PARSES_ITSELF: Final = re.compile(r"\.add_argument\(|HfArgumentParser\(|@click\.|@hydra\.main|\bFLAGS\b")
@@ -138,7 +138,7 @@ def _thin_wrapper(ws: Workspace, launch: Launch) -> None:
                     imported[alias.asname or alias.name] = (file, alias.name)
     if any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for n in tree.body):
         return  # the script does work of its own
-    statements = [s for s in _top_level_statements(tree) if not _is_preamble(s)]
+    statements = [s for s in top_level_statements(tree) if not _is_preamble(s)]
     if (
         not statements
         or len(statements) > 4
@@ -179,7 +179,7 @@ def _is_cli_runner(call: ast.Call) -> bool:
     return ast.unparse(call.func) in ("fire.Fire", "Fire", "typer.run")
 
 
-def _top_level_statements(tree: ast.Module) -> list[ast.stmt]:
+def top_level_statements(tree: ast.Module) -> list[ast.stmt]:
     """The module's own statements and those of its ``if __name__ == "__main__":`` block."""
     out: list[ast.stmt] = []
     for node in tree.body:

@@ -42,6 +42,7 @@ from schedmate.agents.advisor.extract.config_sources import (
     load_structured,
     nest_flat,
 )
+from schedmate.agents.advisor.extract.entry import top_level_statements
 from schedmate.agents.advisor.extract.evaluator import is_config_singleton, is_number
 from schedmate.agents.advisor.extract.syntax import (
     builds_hf_parser,
@@ -3155,18 +3156,6 @@ def find_uses(
     return out
 
 
-def _main_statements(tree: ast.Module) -> Iterator[ast.stmt]:
-    """The statements the entry runs straight through: its module level and its ``if __name__ == "__main__":``."""
-    for stmt in tree.body:
-        if (
-            isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)
-            and isinstance(stmt.test.left, ast.Name) and stmt.test.left.id == "__name__"
-        ):  # fmt: skip
-            yield from stmt.body
-        else:
-            yield stmt
-
-
 def _settings_rewritten(
     r: _Resolver, tree: ast.Module, settings: dict[str, Value], dead: set[int]
 ) -> dict[str, tuple[Any, int]]:
@@ -3174,7 +3163,7 @@ def _settings_rewritten(
     ``config.TRAIN.BASE_LR = config.TRAIN.BASE_LR * config.DATA.BATCH_SIZE * world_size / 512``), as
     key → (value, line): where no consumer of the setting can be read, the stale configured value is not the job's."""
     out: dict[str, tuple[Any, int]] = {}
-    for stmt in _main_statements(tree):
+    for stmt in top_level_statements(tree):
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1) or id(stmt) in dead:
             continue
         path = _access_path(stmt.targets[0])
