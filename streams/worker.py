@@ -127,6 +127,10 @@ def run_worker(settings: Settings, bootstrap: str | None = None, classify: bool 
     """Run a worker until SIGTERM/SIGINT (Faust drains, commits and closes; then the runtimes stop)."""
     worker = build_worker(settings, bootstrap, classify)
     faust_level = "info" if settings.log_level.upper() == "DEBUG" else "warning"
-    faust.Worker(
+    runner = faust.Worker(
         worker.app, loglevel=faust_level, override_logging=True, quiet=True, daemon=True, redirect_stdouts=False
-    ).execute_from_commandline()
+    )
+    # Faust's start-up spinner writes cursor codes to stdout even when it is not a terminal; they glued themselves to
+    # the next log line, which then no longer parsed as JSON (the log is one JSON object per line)
+    runner.spinner = None
+    runner.execute_from_commandline()
