@@ -20,6 +20,7 @@ from typing import Final
 
 from schedmate.agents.advisor.extract.budget import charge_nodes, check_size
 from schedmate.agents.advisor.extract.workspace import Workspace
+from schedmate.agents.exceptions import WorkspaceError
 
 __all__ = ["Launch", "follow_shell_script", "parse_command", "small_count"]
 
@@ -607,6 +608,10 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
     copies: dict[str, str] = {}  # a path the script's `cp` writes → the file it copied there
     arrays: dict[int, tuple[str, str]] = {}  # `ARGS=(` ... `)` over several lines (Megatron's launch scripts)
     fallback: Launch | None = None  # the first python command, where none trains in its own text
+    here = "."  # the folder the script's `cd` lines moved to (relative to where it was started)
+    pushed: list[str] = []  # `pushd` … `popd`
+    exported: dict[str, str] = {}  # `export CUDA_VISIBLE_DEVICES=0,1,2,3`: in the environment of what runs next
+    script_dir = posixpath.dirname(launch.script) or "."
     inside: set[int] = set()
     for arr in _ARRAY.finditer(joined):
         body = " ".join(part.split("#", 1)[0] for part in arr.group(2).splitlines())
@@ -631,6 +636,9 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
         s = _without_comment(line.strip())
         if not s or s.startswith("#"):
             continue
+        s = _SCRIPT_DIR.sub(
+            lambda _: script_dir, s
+        )  # `cd "$(dirname "${BASH_SOURCE[0]}")/../sft/"`: the script's own folder
         if (back := _loop_line(s, n, arms, loops, variables)) is not None:
             n = back  # a `while`/`done` line: `done` goes back to the body's start while the test holds
             continue
@@ -655,6 +663,8 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
         s = _VAR.sub(functools.partial(_expand, variables, len(s)), s)
         if m := re.fullmatch(r"(?:export\s+)?(\w+)=(\S*)", s):
             variables[m.group(1)] = m.group(2).strip("'\"")
+            if s.startswith("export") or m.group(1) in exported:
+                exported[m.group(1)] = variables[m.group(1)]
             continue
         if m := re.fullmatch(r"""(?:export\s+)?(\w+)=(?:"([^"]*)"|'([^']*)')""", s):
             variables[m.group(1)] = " ".join((m.group(2) if m.group(2) is not None else m.group(3)).split())
@@ -665,14 +675,30 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
         if m := re.fullmatch(r"cp\s+(.+)", s):  # `cp tool/train.py ${exp_dir}`, then `python ${exp_dir}/train.py`
             _note_copies(m[1].split(), copies)
             continue
+        if m := re.fullmatch(r"(pushd|popd)\b\s*(\S*?)\s*(?:>\s*/dev/null\s*(?:2>&1)?)?", s):
+            if m[1] == "pushd" and m[2]:
+                pushed.append(here)
+                here = _joined(here, m[2].strip("'\""))
+            elif m[1] == "popd" and pushed:
+                here = pushed.pop()
+            continue
         inner = parse_command(s)
+        if inner.cwd != ".":  # `cd ../sft/` (a line of its own, or `cd x && python …`): it stays for what follows
+            here = inner.cwd = _joined(here, inner.cwd)
+            if not (inner.launcher or inner.script or inner.module):
+                continue
+        else:
+            inner.cwd = here
+        at = _folder(ws, here)
+        inner.env = {**exported, **inner.env}
         if (
             inner.launcher == "bash" and inner.script and depth < 2 and inner.script != launch.script
-            and ws.exists(inner.script)
+            and at.exists(inner.script)
         ):  # fmt: skip
             inner.env = {**launch.env, **inner.env}
-            followed = follow_shell_script(ws, inner, depth + 1)
-            if followed is not inner and _steps_itself(ws, followed):
+            followed = follow_shell_script(at, inner, depth + 1)
+            if followed is not inner and _steps_itself(_folder(at, followed.cwd), followed):
+                followed.cwd = _joined(here, followed.cwd)
                 return followed
         if inner.launcher in (
             "python",
@@ -688,12 +714,64 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
         ):
             inner.env = {**inner.env, **launch.env}
             copied = copies.get(posixpath.normpath(inner.script)) if inner.script else None
-            if inner.script and copied and not ws.exists(inner.script) and ws.exists(copied):
+            if inner.script and copied and not at.exists(inner.script) and at.exists(copied):
                 inner.script = copied  # the copy is made when the job runs: the job's own file is what runs
-            if _steps_itself(ws, inner):
+            if _steps_itself(at, inner):
                 return inner
             fallback = fallback or inner  # (`python init.py …` then `python train.py …`: a preparation step first)
+        elif inner.launcher and inner.launcher not in _NOT_TRAINING and _trains_by_its_flags(inner.args):
+            inner.env = {**inner.env, **launch.env}  # an installed package's training CLI (`fairseq-train --arch …
+            return inner  # --batch-size 64 --lr 2e-4 --max-epoch 100`): its flags are the job's settings
     return fallback or launch
+
+
+# `$(dirname "${BASH_SOURCE[0]}")`, `$(dirname $0)`, `` `dirname $0` ``, `$(cd "$(dirname "$0")" && pwd)`: the folder
+# of the script itself
+_SCRIPT_DIR: Final = re.compile(
+    r"""\$\(\s*cd\s+["']?\$\(\s*dirname\s+(?:--\s+)?["']?\$(?:\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE|0|\{0\})["']?\s*\)"""
+    r"""["']?\s*(?:>\s*/dev/null\s*(?:2>&1\s*)?)?&&\s*pwd(?:\s+-P)?\s*\)"""
+    r"""|\$\(\s*dirname\s+(?:--\s+)?["']?\$(?:\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE|0|\{0\})["']?\s*\)"""
+    r"""|`\s*dirname\s+["']?\$(?:0|\{0\}|\{BASH_SOURCE(?:\[0\])?\})["']?\s*`"""
+)
+
+
+def _joined(here: str, to: str) -> str:
+    """The folder ``cd to`` moves to from ``here`` (both relative to where the script started)."""
+    return posixpath.normpath(posixpath.join(here, to.strip("'\"")))
+
+
+def _folder(ws: Workspace, rel: str) -> Workspace:
+    """The workspace of a folder the script moved to (the script's own where that folder cannot be read)."""
+    if rel in (".", ""):
+        return ws
+    try:
+        return ws.sub(rel)
+    except WorkspaceError:
+        return ws
+
+
+# a shell's own commands and common tools: their words may name training flags (`echo $cmd`), they train nothing
+_NOT_TRAINING: Final = frozenset(
+    {"bash", "exec", "echo", "printf", "print", "cat", "tee", "logger", "read", "set", "test", "[", "[[", "true",
+     "false", "printenv", "sleep", "wait", "mkdir", "rm", "cp", "mv", "ln", "touch", "chmod", "ls", "find", "grep",
+     "sed", "awk", "wget", "curl", "git", "pip", "pip3", "conda", "tar", "unzip", "rsync", "scp", "ssh", "nvidia-smi",
+     "date", "exit", "return", "trap", "ulimit", "source", ".", "declare", "local", "unset", "kill", "pkill", "xargs",
+     "parallel", "yq", "jq", "sbatch", "qsub", "docker", "singularity", "apptainer"}
+)  # fmt: skip
+_FLAG_NAME: Final = re.compile(r"--?([A-Za-z][\w.-]*)")
+# what a training CLI's flags are named for the batch, the rate, and the length of training
+_TRAINING_FLAGS: Final = {
+    "batch": re.compile(r"(?:\w+_)?batch(?:_size)?(?:_per_\w+)?|bs"),
+    "rate": re.compile(r"(?:base_|max_)?(?:lr|learning_rate)\d?"),
+    "length": re.compile(r"(?:max_|num_|n_|train_|total_)?(?:epochs?|update|updates|steps|iters?|iterations)"),
+}
+
+
+def _trains_by_its_flags(args: list[str]) -> bool:
+    """Whether a command's flags set at least two of the batch, the learning rate and the length of training: an
+    installed training CLI, not a preparation step (``mkdir``, ``wget``, ``pip install``)."""
+    names = {m[1].replace("-", "_").lower() for a in args if (m := _FLAG_NAME.match(a))}
+    return sum(any(p.fullmatch(n) for n in names) for p in _TRAINING_FLAGS.values()) >= 2
 
 
 _HEREDOC_READ: Final = re.compile(

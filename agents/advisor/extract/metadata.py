@@ -162,7 +162,12 @@ def _run_by_shebang(ws: Workspace, launch: Launch) -> None:
 def _resolve_launch(root: Workspace, launch: Launch) -> tuple[Workspace, Launch]:
     ws = root.sub(launch.cwd) if launch.cwd != "." else root
     _run_by_shebang(ws, launch)
-    launch = follow_process_launcher(ws, follow_shell_script(ws, launch))
+    followed = follow_shell_script(ws, launch)
+    if followed is not launch and followed.cwd != ".":  # the script's `cd` moved to where its command runs
+        with contextlib.suppress(WorkspaceError):
+            ws = ws.sub(followed.cwd)
+        followed.cwd = "."
+    launch = follow_process_launcher(ws, followed)
     spawned = spawned_command(ws, launch)  # `python run_seqgan.py 0`: a script that starts `python main.py …` in `../`
     if spawned is not None:
         with contextlib.suppress(WorkspaceError):
@@ -191,10 +196,44 @@ def _resolve_launch(root: Workspace, launch: Launch) -> tuple[Workspace, Launch]
                 launch.script = cand
                 break
     launch = follow_entry(ws, launch)
+    _deepspeed_hostfile(ws, launch)
     if launch.script and Path(launch.script).is_absolute():  # `python /abs/path/train.py`: fine if it is inside
         with contextlib.suppress(ValueError, OSError):
             launch.script = Path(launch.script).resolve().relative_to(ws.root).as_posix()
     return ws, launch
+
+
+_HOST_LINE: Final = re.compile(r"\s*(\S.{0,200}?)\s+slots\s*=\s*(\d{1,4})\s*")  # (`[worker address] slots=8`)
+
+
+def _deepspeed_hostfile(ws: Workspace, launch: Launch) -> None:
+    """``deepspeed --hostfile config/hostfile train.py``: one process per slot of every host the file lists (the
+    first ``--num_nodes`` hosts, at most ``--num_gpus`` slots each), where the file is the job's own; a host filter
+    (``--include``/``--exclude``) or an unreadable line leaves the count unknown."""
+    args = launch.launcher_args
+    if launch.launcher != "deepspeed" or launch.world_size is not None:
+        return
+    named = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("--hostfile", "-H")]
+    named += [a.partition("=")[2] for a in args if a.startswith(("--hostfile=", "-H="))]
+    if not named or any(a.split("=", 1)[0] in ("--include", "-i", "--exclude", "-e") for a in args):
+        return
+    text = ws.read_text_or_none(named[-1])
+    if text is None:
+        return
+    slots: list[int] = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0]
+        if not line.strip():
+            continue
+        m = _HOST_LINE.fullmatch(line)
+        if m is None:
+            return  # not a hostfile line: the count is not the file's
+        slots.append(int(m[2]))
+    slots = slots[: launch.nnodes] if launch.nnodes else slots
+    if slots:
+        per_node = launch.nproc_per_node
+        launch.world_size = sum(min(n, per_node) if per_node else n for n in slots)
+        launch.nnodes = len(slots)
 
 
 def _own_folder_files(ws: Workspace, module: str) -> list[str]:

@@ -135,6 +135,10 @@ def _path(node: ast.expr, env: dict[str, PurePosixPath], file: str, depth: int =
         return PurePosixPath(file) if node.id == "__file__" else env.get(node.id)
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return PurePosixPath(node.value or ".")
+    if isinstance(node, ast.Attribute) and node.attr in ("pardir", "curdir") and ast.unparse(node.value) in (
+        "os", "os.path", "path", "osp"
+    ):  # fmt: skip
+        return PurePosixPath(".." if node.attr == "pardir" else ".")  # `os.path.join(dirname(__file__), os.pardir)`
     if isinstance(node, ast.Attribute) and node.attr == "parent":
         base = _path(node.value, env, file, depth)
         return base.parent if base is not None else None

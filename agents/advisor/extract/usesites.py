@@ -25,6 +25,7 @@ import ast
 import builtins
 import contextlib
 import copy
+import functools
 import math
 import operator
 import posixpath
@@ -1100,7 +1101,7 @@ class _Resolver:
                 ):  # fmt: skip
                     return found  # YOLO's `check_yaml("hyp.scratch-high.yaml")` globs the repository for a bare name
 
-        if isinstance(node.func, ast.Name) and not args and not node.keywords:  # `config = get_config()`
+        if isinstance(node.func, ast.Name):  # `config = get_config()`, `ds_config = get_train_ds_config(offload=…)`
             fn = self.functions.get(name) or _imported_function(self.ws, self, name, self.file)
             if isinstance(fn, ast.FunctionDef) and (returned := _returned_dict(fn)) is not None:
                 return returned
@@ -1214,16 +1215,29 @@ _STR_METHODS: Final = frozenset(
 
 
 def _returned_dict(fn: ast.FunctionDef) -> dict[str, Any] | None:
-    """The settings a function without parameters returns as one dict literal (``def get_config(): return {"lr":
-    10**-4, ...}``): its entries whose values are literals or constant arithmetic."""
-    if fn.args.args or fn.args.posonlyargs or fn.args.kwonlyargs:
-        return None
+    """:func:`_returned_literal_dict`, a copy the caller may change (asked at every call of the job's functions:
+    thousands of times per job, so the walk is done once per function)."""
+    found = _returned_literal_dict(fn)
+    return copy.deepcopy(found, {id(_UNKNOWN): _UNKNOWN}) if found is not None else None  # (the sentinel kept)
+
+
+@functools.lru_cache(maxsize=512)
+def _returned_literal_dict(fn: ast.FunctionDef) -> dict[str, Any] | None:
+    """The settings a function returns as its one dict literal (``def get_config(): return {"lr": 10**-4, ...}``):
+    its entries whose values are literals or constant arithmetic. A function with parameters (``def
+    get_train_ds_config(offload, stage=2): ... return {"fp16": {"enabled": True}, "zero_optimization": zero_opt}``)
+    may put them into other entries: those are there but unknown, so a reader's default does not stand in for them."""
+    takes = bool(fn.args.args or fn.args.posonlyargs or fn.args.kwonlyargs or fn.args.vararg or fn.args.kwarg)
     returns = [n for n in walk(fn) if isinstance(n, ast.Return)]
     if len(returns) != 1 or not isinstance(returns[0].value, ast.Dict):
         return None
     out: dict[str, Any] = {}
     for k, v in zip(returns[0].value.keys, returns[0].value.values, strict=False):
+        if k is None and takes:
+            return None  # `return {**base, ...}`: entries that cannot be listed
         if isinstance(k, ast.Constant) and isinstance(k.value, str):
+            if takes:
+                out[k.value] = _UNKNOWN
             with contextlib.suppress(ValueError, TypeError, SyntaxError, ArithmeticError, RecursionError, MemoryError):
                 out[k.value] = constant_arithmetic(v)
     return out

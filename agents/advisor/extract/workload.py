@@ -1902,8 +1902,11 @@ _WEIGHTS_FILE: Final = re.compile(r"\.(?:pth|pt|ckpt|bin|h5|pkl|npz|safetensors)
 
 def _decorates(named: Value, model: _Model) -> bool:
     """Whether a setting's architecture name only decorates the job's own counted builder function of a known
-    architecture (``model_version: resnet18_distill`` beside ``model = resnet.ResNet18()``): the builder says it."""
-    if model.cls is not None or model.name is None or model.count is None or known_model(model.name) is None:
+    architecture (``model_version: resnet18_distill`` beside ``model = resnet.ResNet18()``), or an OpenMMLab config's
+    counted backbone ("ResNet-50" beside ``configs/resnet/resnet50_8xb32_in1k.py``): the builder says it."""
+    if model.cls is not None or model.name is None or model.count is None:
+        return False
+    if known_model(model.name) is None and known_model(model.name.replace("-", "")) is None:
         return False
     own, flag = _squash(model.name), _squash(str(named.value))
     return own in flag and own != flag  # (the same name either way: the flag's path, as before)
