@@ -69,6 +69,7 @@ _EVAL_SECTION: Final = re.compile(
 _CONFIG_FLAGS: Final = ("-c", "--config", "--config_file", "--config-file", "--cfg", "--config-path", "--base",
                         "--gin_file", "--gin_files")  # fmt: skip
 _CONFIG_SUFFIXES: Final = (".py", ".yaml", ".yml", ".json", ".toml", ".gin")
+_CONFIG_OPTION: Final = re.compile(r"(?:^|_)(?:config|cfg|conf)(?:_|$)(?!.*deepspeed)", re.I)
 
 
 @dataclass
@@ -732,7 +733,12 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
         if given is not None and isinstance(given.value, str):
             ex.values.update({k: Value(v, "command") for k, v in parse_pairs(given.value).items()})
     copied = any(_sets_attributes_from_items(t) for t in [code, *(t for _, t in imported)])
-    _read_config_files(ws, ex, launch.args, code, loose, copied_onto_args=copied)
+    named = [  # an option named for a config (`-d/--config-downstream x.yaml`), however it is spelled on the line
+        str(v.value) for dest, v in options.items()
+        if v.source == "command" and _CONFIG_OPTION.search(dest) and isinstance(v.value, str)
+        and v.value.endswith(_CONFIG_SUFFIXES) and v.value not in launch.args
+    ]  # fmt: skip
+    _read_config_files(ws, ex, [*launch.args, *named], code, loose, copied_onto_args=copied)
     _read_settings_files(ws, ex, options, launch.args)
     _read_fixed_config(ws, ex, code, script)
     for key, given in list(ex.values.items()):  # `--optimizer adam_inverse_sqrt,lr=0.0001,warmup_updates=4000`
@@ -848,10 +854,12 @@ def _training_callees(ws: Workspace, code: str, script: str) -> list[str]:
         func = call.func
         base = func.id if isinstance(func, ast.Name) else func.value.id if (
             isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)) else None  # fmt: skip
-        path = imported.get(base) if base else None
-        text = ws.read_text_or_none(path) or "" if path else ""
-        if path and path not in out and path != script and (_TRAINS.search(text) or _FITS.search(text)):
-            out.append(path)
+        handed = [a.id for a in [*call.args, *(k.value for k in call.keywords)] if isinstance(a, ast.Name)]
+        for name in [base, *handed]:  # (a function handed to a launcher: `launch_job(cfg=cfg, func=train)`)
+            path = imported.get(name) if name else None
+            text = ws.read_text_or_none(path) or "" if path else ""
+            if path and path not in out and path != script and (_TRAINS.search(text) or _FITS.search(text)):
+                out.append(path)
     return out[:2]
 
 

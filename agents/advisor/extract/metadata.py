@@ -49,7 +49,7 @@ _BATCH_KEYS = ("per_device_train_batch_size", "micro_batch_size", "batch_size_pe
                "train_batch_size", "train.batch_size", "data.batch_size", "batch_size_training", "batch_size_train",
                "batch_size_per_device", "train_micro_batch_size_per_gpu", "batch", "batchSize",
                "data.samples_per_gpu", "samples_per_gpu", "imgs_per_gpu", "train_dataloader.batch_size",
-               "device_train_microbatch_size")  # fmt: skip
+               "device_train_microbatch_size", "local_batch_size")  # fmt: skip
 # Names the community gives these settings (matched as a dotted key, then as a key's last part, any case).
 _EPOCH_KEYS = (
     "num_train_epochs",
@@ -868,8 +868,10 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
             fw.append("PEFT")
         if "apex_amp" in ex.uses or "apex_use" in ex.uses:  # an apex API called where the code runs
             fw.append("apex")
-        if zero_stage is not None or "deepspeed.initialize(" in code:
-            fw.append("DeepSpeed")
+        named = ex.get("deepspeed")  # `--deepspeed configs/ds.json` handed to the HF Trainer: DeepSpeed runs it
+        handed = named is not None and isinstance(named.value, str) and named.value.endswith(".json")
+        if zero_stage is not None or "deepspeed.initialize(" in code or (handed and "HF Trainer" in fw):
+            fw.append("DeepSpeed")  # (its config may not be readable: the stage is then unknown, not the engine)
         if ((f := ex.get("fsdp")) is not None and f.value) or (
             re.search(r"\bFullyShardedDataParallel\(|\bFSDP\(", code) and ("fsdp_wrap" in ex.uses or not ex.uses)
         ):  # wrapped where the code runs (not in the arm of `if cfg.distributed_strategy == "fsdp"` it rules out)
