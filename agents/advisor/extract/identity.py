@@ -98,7 +98,8 @@ _LAYER_KINDS: Final = (
     # (a class of the job's named for self-attention — minGPT's `CausalSelfAttention` — is a transformer's layer)
     (
         r"(?:Multihead)?Attention|\w*SelfAttention|\w*Multi_?Head(?:ed)?\w*|TransformerEncoder|TransformerDecoder|"
-        r"scaled_dot_product",  # (Transformer-XL's `RelPartialLearnableMultiHeadAttn`: multi-head is a transformer's)
+        r"scaled_dot_product|\w+ForCausalLM",  # (Transformer-XL's `RelPartialLearnableMultiHeadAttn`: multi-head is a
+        # transformer's; a vision-language model's `LlamaForCausalLM(config.llm_config)`: a language model is one)
         "transformer",
     ),
     # 2-D normalisation and pooling only follow feature maps: convolutions, even when a helper builds them
@@ -423,9 +424,9 @@ def task_of(
         if re.search(pattern, low):
             return task
     if model_type == "decoder_only_transformer":
-        if pretrained and (_INSTRUCTION.search(code) or _SFT_DATA.search(dataset)):
-            return "instruction_finetuning"  # the code formats instruction/response pairs (or chat turns), or the
-            # data is named as supervised fine-tuning data (`allenai/tulu-3-sft-mixture`)
+        if pretrained and (_INSTRUCTION.search(code) or _SFT_DATA.search(dataset) or _INSTRUCTION.search(reached)):
+            return "instruction_finetuning"  # the code (or a data module it reaches) formats instruction/response
+            # pairs or chat turns, or the data is named as supervised fine-tuning data (`allenai/tulu-3-sft-mixture`)
         return "language_model_finetuning" if pretrained else "language_modeling"
     if model_type == "encoder_only_transformer":  # an encoder trained from scratch learns by masked tokens; a
         return None if pretrained and _EMBEDS_SENTENCES.search(code) else "masked_language_modeling"  # checkpoint

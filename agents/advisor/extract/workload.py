@@ -2077,6 +2077,19 @@ def _forecasts(ex: Extraction) -> bool:
     return positive(_HORIZON_KEYS) and positive(_CONTEXT_KEYS)
 
 
+# a data file in a data folder: `./shell/data/mix.json`, `datasets/train.jsonl`
+_DATA_FOLDER_FILE: Final = re.compile(
+    r"(?:^|/)(?:data|datasets?)/(?:[\w.+-]+/)*[\w.+-]+\.(?:jsonl?|csv|tsv|parquet|arrow)$"
+)
+# a line about normalisation statistics (`normalize_type: Literal['imagenet', 'clip']`, `IMAGENET_MEAN`): it names a
+# dataset's mean and deviation, not the data the job trains on
+_NORMALISATION_LINE: Final = re.compile(r"^.*(?:normali[sz]|_mean\b|_std\b|\bmean\s*=|\bstd\s*=).*$", re.I | re.M)
+
+
+def _without_normalisation(code: str) -> str:
+    return _NORMALISATION_LINE.sub("", code)
+
+
 def _data_setting_dataset(ex: Extraction, *, given_only: bool = False) -> tuple[str, Value] | None:
     """A known dataset named by a data setting (``data_local: ./my-copy-c4``), with the setting; ``given_only``: one
     the command or a config file gives (not a parser's default)."""
@@ -2223,7 +2236,14 @@ def _dataset(
         ):  # fmt: skip  (`== 'cifar10'`, `in ['mnist', 'cifar10']`, `{'cifar10': 50000, …}[hps.problem]`)
             prov["dataset"] = _source(v)
             return c
-    canon = canonical_dataset(_without_comments(ex.code))
+    for key, v in ex.values.items():  # a data file the command hands over from a data folder (`--meta_path
+        if (  # ./shell/data/finetune_mix.json`): the job's own data, better than a name its code mentions
+            v.source == "command" and isinstance(v.value, str) and not _EVAL_KEY.search(key)
+            and _DATA_FOLDER_FILE.search(v.value.strip())
+        ):  # fmt: skip
+            prov["dataset"] = _source(v)
+            return _data_file_name(v.value.strip())
+    canon = canonical_dataset(_without_normalisation(_without_comments(ex.code)))
     if canon is None and ws is not None and (held := _data_class_text(ws, ex)):
         canon = canonical_dataset(_without_comments(held))  # `datamodule=VAEDataset(...)`, which builds MyCelebA
     canon = canon or canonical_dataset(ex.code) or canonical_dataset(title)
