@@ -190,6 +190,9 @@ def _script_after(tokens: list[str], launch: Launch) -> None:
     if re.match(r"^(?:python\d?(?:\.\d+)?|.*/python\d?(?:\.\d+)?)$", head):
         _python(tokens[1:], launch)
         return
+    if re.fullmatch(r"\$\{?\w+\}?", head) and len(tokens) > 1 and tokens[1].endswith(".py"):
+        tokens = tokens[1:]  # `deepspeed $WORKER_STR train.py`: a variable the script never set is empty
+        head = tokens[0]
     launch.script, launch.args = head, _unseparated(tokens[1:])
 
 
@@ -622,6 +625,14 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
         first = joined.count("\n", 0, doc.start())
         arrays[first] = (doc.group(1), " ".join(doc.group(3).split()))
         inside.update(range(first, first + doc.group(0).count("\n") + 1))
+    for quoted in _MULTILINE_QUOTED.finditer(joined):  # `options=" --lr $LR` … `"`: one value over several lines
+        first = joined.count("\n", 0, quoted.start())
+        if first not in arrays:
+            arrays[first] = (quoted.group(1), " ".join(quoted.group(2).split()))
+            inside.update(range(first, first + quoted.group(0).count("\n") + 1))
+    for doc in _HEREDOC.finditer(joined):  # `cat <<EOT > $CONFIG_JSON` … `EOT`: a file's text, no commands
+        first = joined.count("\n", 0, doc.start())
+        inside.update(range(first + 1, first + doc.group(0).count("\n") + 1))
     lines = joined.splitlines()
     n = -1
     while n + 1 < len(lines):
@@ -636,9 +647,8 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
         s = _without_comment(line.strip())
         if not s or s.startswith("#"):
             continue
-        s = _SCRIPT_DIR.sub(
-            lambda _: script_dir, s
-        )  # `cd "$(dirname "${BASH_SOURCE[0]}")/../sft/"`: the script's own folder
+        s = _PWD.sub(lambda _, now=here: now, s)  # `DIR=\`pwd\``, `$(pwd)/train.py`: the folder the script is in now
+        s = _SCRIPT_DIR.sub(lambda _: script_dir, s)  # `cd "$(dirname "${BASH_SOURCE[0]}")/../sft/"`: its folder
         if (back := _loop_line(s, n, arms, loops, variables)) is not None:
             n = back  # a `while`/`done` line: `done` goes back to the body's start while the test holds
             continue
@@ -719,7 +729,10 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
             if _steps_itself(at, inner):
                 return inner
             fallback = fallback or inner  # (`python init.py …` then `python train.py …`: a preparation step first)
-        elif inner.launcher and inner.launcher not in _NOT_TRAINING and _trains_by_its_flags(inner.args):
+        elif (
+            inner.launcher and _COMMAND_NAME.fullmatch(inner.launcher) and inner.launcher not in _NOT_TRAINING
+            and _trains_by_its_flags(inner.args)
+        ):  # fmt: skip
             inner.env = {**inner.env, **launch.env}  # an installed package's training CLI (`fairseq-train --arch …
             return inner  # --batch-size 64 --lr 2e-4 --max-epoch 100`): its flags are the job's settings
     return fallback or launch
@@ -750,6 +763,12 @@ def _folder(ws: Workspace, rel: str) -> Workspace:
         return ws
 
 
+_COMMAND_NAME: Final = re.compile(r"[A-Za-z][\w.+-]{0,63}")  # an executable's name (not `--lr` or `"key"`)
+_PWD: Final = re.compile(r"`\s*pwd\s*`|\$\(\s*pwd\s*\)|\$\{PWD\}|\$PWD\b")
+# a variable assigned a double-quoted value that spans lines (its closing quote alone on a later line)
+_MULTILINE_QUOTED: Final = re.compile(r'^[ \t]*(?:export\s+)?(\w+)="([^"\n]*\n[^"]*)"[ \t]*$', re.M)
+# a here-document's body (`cat <<EOT > ds_config.json` … `EOT`): text fed to a command, never commands of the script
+_HEREDOC: Final = re.compile(r"""<<-?\s*['"]?(\w+)['"]?[^\n]*\n(?:.*\n)*?[ \t]*\1[ \t]*$""", re.M)
 # a shell's own commands and common tools: their words may name training flags (`echo $cmd`), they train nothing
 _NOT_TRAINING: Final = frozenset(
     {"bash", "exec", "echo", "printf", "print", "cat", "tee", "logger", "read", "set", "test", "[", "[[", "true",

@@ -2077,6 +2077,7 @@ def _forecasts(ex: Extraction) -> bool:
     return positive(_HORIZON_KEYS) and positive(_CONTEXT_KEYS)
 
 
+_SYNTHETIC: Final = frozenset({"synthetic", "dummy", "fake", "random", "synthetic_data", "fakedata"})
 # a data file in a data folder: `./shell/data/mix.json`, `datasets/train.jsonl`
 _DATA_FOLDER_FILE: Final = re.compile(
     r"(?:^|/)(?:data|datasets?)/(?:[\w.+-]+/)*[\w.+-]+\.(?:jsonl?|csv|tsv|parquet|arrow)$"
@@ -2126,6 +2127,14 @@ def _dataset(
         if combined and alone and alone != combined and not combined.lower().startswith(alone.lower()):
             combined = alone  # `load_dataset("glue", "mnli")`: the benchmark, with its configuration ("GLUE (mnli)")
         return _with_config(combined or u.value, conf)
+    for key in ("dataset_type", "data_type", "dataset.type", "data.type", "dataset"):
+        v = ex.get(key)  # `dataset_type=synthetic`, `--dataset dummy`: generated batches, no data set at all
+        if (
+            v is not None and isinstance(v.value, str) and v.value.strip().lower() in _SYNTHETIC
+            and (v.source == "command" or v.source.endswith(_CONFIG_FILES))
+        ):  # fmt: skip
+            prov["dataset"] = _source(v)
+            return "synthetic data"
     own: Value | None = None
     for key in _DATASET_KEYS:
         v = ex.get(key)
