@@ -49,7 +49,7 @@ from schedmate.agents.advisor.extract.dict_parsers import (
     flag_factory_defaults,
     parse_pairs,
 )
-from schedmate.agents.advisor.extract.hydra import compose_hydra
+from schedmate.agents.advisor.extract.hydra import compose_hydra, interpolated
 from schedmate.agents.advisor.extract.launch import Launch, small_count
 from schedmate.agents.advisor.extract.syntax import builds_hf_parser, parse, walk
 from schedmate.agents.advisor.extract.syspath import sys_path_roots
@@ -277,6 +277,11 @@ def _read_config_files(
             if (text := ws.read_text_or_none(f"{folder}/{named}")) is not None:
                 path = f"{folder}/{named}"
                 break
+        if text is None and "/" in named.strip("./"):  # `-c configs/x/run.yaml` found by the job's config search
+            # path (Hydra's `initialize_config_module("sam2")`): the one workspace file whose path ends with it
+            found = ws.only_file_named(posixpath.basename(named))
+            if found is not None and found.endswith("/" + named.removeprefix("./")):
+                path, text = found, ws.read_text_or_none(found)
         if text is None:
             continue
         ex.sources.append(path)
@@ -300,6 +305,8 @@ def _read_config_files(
             ex.values.update({k: v for k, v in one.items() if k not in ex.values or copied_onto_args})
         else:
             loaded = load_with_bases(ws.read_text_or_none, path)
+            if path.endswith((".yaml", ".yml")):  # OmegaConf's `${a.b}` references (and arithmetic resolvers)
+                loaded = interpolated(loaded, {})
             ex.values.update(loaded)
             ex.values.update({k: v for k, v in (loose or {}).items() if k in loaded})
 

@@ -12,17 +12,17 @@ from typing import Any, Final
 import yaml
 
 from schedmate.agents.advisor.extract.budget import check_time
-from schedmate.agents.advisor.extract.config_sources import Value, flatten, load_yaml
+from schedmate.agents.advisor.extract.config_sources import Value, constant_arithmetic, flatten, load_yaml
 from schedmate.agents.advisor.extract.structured import structured_configs
 from schedmate.agents.advisor.extract.workspace import Workspace
 
-__all__ = ["compose_hydra"]
+__all__ = ["compose_hydra", "interpolated"]
 
 # Groups that never carry workload settings (logging, paths, sweeps, ...).
 _IGNORED_GROUPS: Final = frozenset(
     {"hydra", "paths", "extras", "hparams_search", "debug", "local", "logger", "callbacks"}
 )
-_EXPERIMENT_GROUPS: Final = ("data", "model", "trainer")
+_EXPERIMENT_GROUPS: Final = ("data", "datamodule", "dataset", "model", "trainer")
 _MAX_DEPTH: Final = 4
 
 
@@ -243,24 +243,61 @@ def compose_hydra(
     if "experiment" in overrides:
         experiment = overrides["experiment"].value
     if experiment not in (None, "null"):
-        data, exp_defaults, _, path = c.load(f"experiment/{experiment}")
-        for d in exp_defaults:
-            if isinstance(d, dict):
-                for k, opt in d.items():
-                    g = str(k).replace("override", "").strip().lstrip("/")
-                    if g in _EXPERIMENT_GROUPS:
-                        c.apply_group(g, opt)
-        c.merge(data, path)
-    return root_path, _interpolated(c.composed, overrides)
+        _apply_experiment(c, f"experiment/{experiment}")
+    return root_path, interpolated(c.composed, overrides)
+
+
+def _apply_experiment(c: _Composer, rel: str, depth: int = 0) -> None:
+    """An experiment config over the composed settings: first the configs its defaults list names by path
+    (``- /experiment/owt/base.yaml``: flash-attention's experiments build on a base one, itself with defaults),
+    then the groups it overrides (``override /model: gpt2``), then its own settings."""
+    data, exp_defaults, _, path = c.load(rel)
+    for d in exp_defaults:
+        if isinstance(d, str) and d.startswith("/") and depth < _MAX_DEPTH:
+            _apply_experiment(c, d.strip("/").removesuffix(".yaml"), depth + 1)
+        elif isinstance(d, dict):
+            for k, opt in d.items():
+                g = str(k).replace("override", "").strip().lstrip("/")
+                if g in _EXPERIMENT_GROUPS:
+                    c.apply_group(g, opt)
+    c.merge(data, path)
 
 
 _INTERPOLATION: Final = re.compile(r"\$\{([\w.]+)\}")
+_NUMBER: Final = r"\s*(-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*"
+_RESOLVER: Final = re.compile(rf"\$\{{(\w+):{_NUMBER},{_NUMBER}\}}")
+_EVAL: Final = re.compile(r"""\$\{eval:\s*["']?([\d\s.eE+\-*/()%]{1,200}?)["']?\s*\}""")
+_BINARY: Final = {
+    "times": lambda a, b: a * b, "mul": lambda a, b: a * b, "multiply": lambda a, b: a * b,
+    "divide": lambda a, b: a / b, "div": lambda a, b: a / b, "div_up": lambda a, b: -(-a // b),
+    "ceil_div": lambda a, b: -(-a // b), "add": lambda a, b: a + b, "sum": lambda a, b: a + b,
+    "plus": lambda a, b: a + b, "sub": lambda a, b: a - b, "minus": lambda a, b: a - b,
+}  # fmt: skip
 
 
-def _interpolated(composed: dict[str, Value], overrides: dict[str, Value]) -> dict[str, Value]:
+def _arithmetic_resolver(text: str) -> int | float | None:
+    """A resolver call over numbers only (``${times:40,1}``, ``${eval:8 * 16}``): its value, or None."""
+    if (m := _RESOLVER.fullmatch(text.strip())) is not None and m[1] in _BINARY:
+        a, b = (float(x) if re.search(r"[.eE]", x) else int(x) for x in (m[2], m[3]))
+        try:
+            return _BINARY[m[1]](a, b)  # type: ignore[no-any-return]
+        except (ZeroDivisionError, OverflowError):
+            return None
+    if (e := _EVAL.fullmatch(text.strip())) is not None:
+        try:
+            v = constant_arithmetic(ast.parse(e[1], mode="eval").body)
+        except (ValueError, TypeError, SyntaxError, ArithmeticError, RecursionError, MemoryError):
+            return None
+        return v if isinstance(v, int | float) and not isinstance(v, bool) else None
+    return None
+
+
+def interpolated(composed: dict[str, Value], overrides: dict[str, Value]) -> dict[str, Value]:
     """OmegaConf interpolations resolved where they point at another setting (``path: ${pretrained_ckpt_path}``,
-    ``batch_size: ${data.batch_size}``, ``dir: ckpts/${model.name}``), the command line's values first; resolvers
-    (``${oc.env:HOME}``, ``${now:%H}``) and references to nothing are left as written."""
+    ``batch_size: ${data.batch_size}``, ``dir: ckpts/${model.name}``), the command line's values first; arithmetic
+    resolvers over numbers (``${times:${scratch.num_epochs},${scratch.phases_per_epoch}}``, ``${div_up:512,128}``,
+    ``${eval:8 * 16}``: computed from the numbers, never run) too; other resolvers (``${oc.env:HOME}``,
+    ``${now:%H}``) and references to nothing are left as written."""
     known = {**composed, **overrides}
 
     def value_of(ref: str) -> Any:
@@ -283,7 +320,8 @@ def _interpolated(composed: dict[str, Value], overrides: dict[str, Value]) -> di
                 text = v.value
                 for ref, part in parts.items():
                     text = text.replace(f"${{{ref}}}", str(part))
-                out[key] = Value(text, v.source, v.line)
+                computed = _arithmetic_resolver(text)
+                out[key] = Value(text if computed is None else computed, v.source, v.line)
             known[key] = out[key]
             changed = True
         if not changed:

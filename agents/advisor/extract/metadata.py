@@ -817,7 +817,9 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
             fw.append("PEFT")
         if str((ex.get("stage") or Value(None, "")).value) in ("dpo", "kto", "orpo", "ppo"):
             fw.insert(2, "TRL")
-    elif re.search(r"^\s*(?:import|from) (?:lightning|pytorch_lightning)", code, re.M) or ex.get("trainer._target_"):
+    elif re.search(r"^\s*(?:import|from) (?:lightning|pytorch_lightning)", code, re.M) or (
+        (t := ex.get("trainer._target_")) is not None and re.search(r"lightning|\bpl\.", str(t.value), re.I)
+    ):  # (a Hydra `trainer._target_` that is Lightning's; SAM 2's `training.trainer.Trainer` is its own loop)
         fw += ["Lightning"]
         if "@hydra.main" in code:
             fw.append("Hydra")
@@ -970,6 +972,11 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages, command: str = "") -> Wo
         t.prov["learning_rate"] = FieldSource(file=default.file, line=default.line, path="use")
     else:
         lr = t.take("learning_rate", *_LR_KEYS, use="lr", deepspeed=("optimizer.params.lr",))
+        used = t.keys.get("learning_rate")
+        if isinstance(lr, list | dict) and used is not None:  # `optim.options.lr: [{scheduler: …}, …]`: a schedule
+            leaf = used.rsplit(".", 1)[-1]  # per parameter group, not a rate; a plainer rate setting (`base_lr`)
+            t.prov.pop("learning_rate", None)
+            lr = t.take("learning_rate", *(k for k in _LR_KEYS if k not in (used, leaf)))
     if lr is None and "learning_rate" not in t.prov and (named := _named_rate(ex)) is not None:
         lr = named.value  # a setting named as a rate of the optimizer (`G_optimizer_lr`, `init_lr`, `peak_lr`)
         t.prov["learning_rate"] = FieldSource(file=named.source, line=named.line, path="static")
