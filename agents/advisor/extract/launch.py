@@ -647,7 +647,9 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
         s = _without_comment(line.strip())
         if not s or s.startswith("#"):
             continue
-        s = _PWD.sub(lambda _, now=here: now, s)  # `DIR=\`pwd\``, `$(pwd)/train.py`: the folder the script is in now
+        s = _PWD.sub(
+            functools.partial(_literal, here), s
+        )  # `DIR=\`pwd\``, `$(pwd)/train.py`: the folder the script is in now
         s = _SCRIPT_DIR.sub(lambda _: script_dir, s)  # `cd "$(dirname "${BASH_SOURCE[0]}")/../sft/"`: its folder
         if (back := _loop_line(s, n, arms, loops, variables)) is not None:
             n = back  # a `while`/`done` line: `done` goes back to the body's start while the test holds
@@ -746,6 +748,11 @@ _SCRIPT_DIR: Final = re.compile(
     r"""|\$\(\s*dirname\s+(?:--\s+)?["']?\$(?:\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE|0|\{0\})["']?\s*\)"""
     r"""|`\s*dirname\s+["']?\$(?:0|\{0\}|\{BASH_SOURCE(?:\[0\])?\})["']?\s*`"""
 )
+
+
+def _literal(text: str, _match: re.Match[str]) -> str:
+    """``text`` in place of a match (a path is no replacement pattern: its characters are taken as written)."""
+    return text
 
 
 def _joined(here: str, to: str) -> str:

@@ -972,11 +972,11 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages, command: str = "") -> Wo
         t.prov["learning_rate"] = FieldSource(file=default.file, line=default.line, path="use")
     else:
         lr = t.take("learning_rate", *_LR_KEYS, use="lr", deepspeed=("optimizer.params.lr",))
-        used = t.keys.get("learning_rate")
-        if isinstance(lr, list | dict) and used is not None:  # `optim.options.lr: [{scheduler: …}, …]`: a schedule
-            leaf = used.rsplit(".", 1)[-1]  # per parameter group, not a rate; a plainer rate setting (`base_lr`)
+        lr_key = t.keys.get("learning_rate")
+        if isinstance(lr, list | dict) and lr_key is not None:  # `optim.options.lr: [{scheduler: …}]`: a schedule
+            leaf = lr_key.rsplit(".", 1)[-1]  # per parameter group, not a rate; a plainer rate setting (`base_lr`)
             t.prov.pop("learning_rate", None)
-            lr = t.take("learning_rate", *(k for k in _LR_KEYS if k not in (used, leaf)))
+            lr = t.take("learning_rate", *(k for k in _LR_KEYS if k not in (lr_key, leaf)))
     if lr is None and "learning_rate" not in t.prov and (named := _named_rate(ex)) is not None:
         lr = named.value  # a setting named as a rate of the optimizer (`G_optimizer_lr`, `init_lr`, `peak_lr`)
         t.prov["learning_rate"] = FieldSource(file=named.source, line=named.line, path="static")
