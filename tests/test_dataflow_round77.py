@@ -113,3 +113,13 @@ def test_synthetic_data_is_no_dataset(tmp_path: Path) -> None:
     cmd = "python MaxText/train.py MaxText/configs/base.yml run_name=a per_device_batch_size=4"
     assert extract_metadata(root, f"{cmd} dataset_type=synthetic").dataset == "synthetic data"
     assert extract_metadata(root, cmd).dataset == "C4"
+
+
+def test_a_hostile_script_of_open_quotes_and_heredocs(tmp_path: Path) -> None:
+    """Thousands of unterminated `X="…` values and `<<EOF` starts: each is scanned a bounded number of lines, the
+    extraction finishes inside its budget (no step cut) and the training line at the end is still found."""
+    hostile = "".join(f'V{i}="open value {i}\ncat <<EOF{i}\n' for i in range(6000))
+    root = write(tmp_path, {"run.sh": hostile + "python train.py --lr 0.3\n", "train.py": _PRETRAIN})
+    cuts: list[str] = []
+    m = extract_metadata(root, "bash run.sh", cuts=cuts)
+    assert cuts == [] and m.learning_rate == 0.3

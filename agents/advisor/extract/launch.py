@@ -625,14 +625,7 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
         first = joined.count("\n", 0, doc.start())
         arrays[first] = (doc.group(1), " ".join(doc.group(3).split()))
         inside.update(range(first, first + doc.group(0).count("\n") + 1))
-    for quoted in _MULTILINE_QUOTED.finditer(joined):  # `options=" --lr $LR` … `"`: one value over several lines
-        first = joined.count("\n", 0, quoted.start())
-        if first not in arrays:
-            arrays[first] = (quoted.group(1), " ".join(quoted.group(2).split()))
-            inside.update(range(first, first + quoted.group(0).count("\n") + 1))
-    for doc in _HEREDOC.finditer(joined):  # `cat <<EOT > $CONFIG_JSON` … `EOT`: a file's text, no commands
-        first = joined.count("\n", 0, doc.start())
-        inside.update(range(first + 1, first + doc.group(0).count("\n") + 1))
+    _multiline_values(joined.splitlines(), arrays, inside)
     lines = joined.splitlines()
     n = -1
     while n + 1 < len(lines):
@@ -772,10 +765,46 @@ def _folder(ws: Workspace, rel: str) -> Workspace:
 
 _COMMAND_NAME: Final = re.compile(r"[A-Za-z][\w.+-]{0,63}")  # an executable's name (not `--lr` or `"key"`)
 _PWD: Final = re.compile(r"`\s*pwd\s*`|\$\(\s*pwd\s*\)|\$\{PWD\}|\$PWD\b")
-# a variable assigned a double-quoted value that spans lines (its closing quote alone on a later line)
-_MULTILINE_QUOTED: Final = re.compile(r'^[ \t]*(?:export\s+)?(\w+)="([^"\n]*\n[^"]*)"[ \t]*$', re.M)
-# a here-document's body (`cat <<EOT > ds_config.json` … `EOT`): text fed to a command, never commands of the script
-_HEREDOC: Final = re.compile(r"""<<-?\s*['"]?(\w+)['"]?[^\n]*\n(?:.*\n)*?[ \t]*\1[ \t]*$""", re.M)
+# a variable assigned a double-quoted value whose closing quote comes on a later line
+_QUOTE_OPENS: Final = re.compile(r'[ \t]*(?:export\s+)?(\w+)="([^"]*)')
+_QUOTE_CLOSES: Final = re.compile(r'([^"]*)"[ \t]*')
+# a here-document's start (`cat <<EOT > ds_config.json`, `<<-'EOF'`; not `<<<` nor `$((1 << 4))`)
+_HEREDOC_START: Final = re.compile(r"""(?<![<$(])<<-?[ \t]*['"]?([A-Za-z_]\w*)['"]?""")
+_MAX_QUOTED_LINES: Final = 400
+_MAX_HEREDOC_LINES: Final = 500  # (a script of unterminated `<<X` lines costs a bounded scan per line)
+
+
+def _multiline_values(lines: list[str], arrays: dict[int, tuple[str, str]], inside: set[int]) -> None:
+    """Lines that are not commands of the script, in one pass over it: a double-quoted value over several lines
+    (``options=" --lr $LR`` … ``"``), recorded as one value at its first line like ``VAR=( … )``; a here-document's
+    body (``cat <<EOT > ds_config.json`` … ``EOT``: text fed to a command)."""
+    n = 0
+    while n < len(lines):
+        line = lines[n]
+        if n in inside:
+            n += 1
+            continue
+        if (m := _QUOTE_OPENS.fullmatch(line)) is not None and n not in arrays:
+            body = [m[2]]
+            for k in range(n + 1, min(len(lines), n + _MAX_QUOTED_LINES)):
+                if '"' not in lines[k]:
+                    body.append(lines[k])
+                    continue
+                if (end := _QUOTE_CLOSES.fullmatch(lines[k])) is not None:
+                    body.append(end[1])
+                    arrays[n] = (m[1], " ".join(" ".join(body).split()))
+                    inside.update(range(n, k + 1))
+                    n = k
+                break
+        elif (h := _HEREDOC_START.search(line)) is not None and not line.lstrip().startswith("read"):
+            for k in range(n + 1, min(len(lines), n + _MAX_HEREDOC_LINES)):
+                if lines[k].strip() == h[1]:
+                    inside.update(range(n + 1, k + 1))
+                    n = k
+                    break
+        n += 1
+
+
 # a shell's own commands and common tools: their words may name training flags (`echo $cmd`), they train nothing
 _NOT_TRAINING: Final = frozenset(
     {"bash", "exec", "echo", "printf", "print", "cat", "tee", "logger", "read", "set", "test", "[", "[[", "true",
