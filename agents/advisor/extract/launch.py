@@ -612,6 +612,7 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
     arrays: dict[int, tuple[str, str]] = {}  # `ARGS=(` ... `)` over several lines (Megatron's launch scripts)
     fallback: Launch | None = None  # the first python command, where none trains in its own text
     here = "."  # the folder the script's `cd` lines moved to (relative to where it was started)
+    folders: dict[str, Workspace] = {}  # each such folder's workspace, made once
     pushed: list[str] = []  # `pushd` … `popd`
     exported: dict[str, str] = {}  # `export CUDA_VISIBLE_DEVICES=0,1,2,3`: in the environment of what runs next
     script_dir = posixpath.dirname(launch.script) or "."
@@ -625,8 +626,8 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
         first = joined.count("\n", 0, doc.start())
         arrays[first] = (doc.group(1), " ".join(doc.group(3).split()))
         inside.update(range(first, first + doc.group(0).count("\n") + 1))
-    _multiline_values(joined.splitlines(), arrays, inside)
     lines = joined.splitlines()
+    _multiline_values(lines, arrays, inside)
     n = -1
     while n + 1 < len(lines):
         n += 1
@@ -640,9 +641,7 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
         s = _without_comment(line.strip())
         if not s or s.startswith("#"):
             continue
-        s = _PWD.sub(
-            functools.partial(_literal, here), s
-        )  # `DIR=\`pwd\``, `$(pwd)/train.py`: the folder the script is in now
+        s = _PWD.sub(functools.partial(_literal, here), s)  # `DIR=\`pwd\``: the folder the script is in now
         s = _SCRIPT_DIR.sub(lambda _: script_dir, s)  # `cd "$(dirname "${BASH_SOURCE[0]}")/../sft/"`: its folder
         if (back := _loop_line(s, n, arms, loops, variables)) is not None:
             n = back  # a `while`/`done` line: `done` goes back to the body's start while the test holds
@@ -694,7 +693,7 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
                 continue
         else:
             inner.cwd = here
-        at = _folder(ws, here)
+        at = folders[here] if here in folders else folders.setdefault(here, _folder(ws, here))  # (once per folder)
         inner.env = {**exported, **inner.env}
         if (
             inner.launcher == "bash" and inner.script and depth < 2 and inner.script != launch.script
