@@ -426,6 +426,14 @@ def _imported_names(text: str) -> Iterator[tuple[str, int]]:
         elif isinstance(node, ast.Import):
             for a in node.names:
                 yield a.name, 0
+    if "import_module(" in text:  # `importlib.import_module("src.training.main")`, or a dotted "module.function"
+        for node in walk(tree):  # string it splits first (submitit's `main_func = "src.training.main.main"`)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and _DOTTED.fullmatch(node.value):
+                yield node.value, 0
+                yield node.value.rsplit(".", 1)[0], 0
+
+
+_DOTTED: Final = re.compile(r"[A-Za-z_]\w{0,40}(?:\.[A-Za-z_]\w{0,40}){1,5}")
 
 
 def _flagfiles_expanded(ws: Workspace, launch: Launch) -> list[str]:
@@ -572,6 +580,73 @@ def _class_def(ws: Workspace, tree: ast.Module, name: str, file: str, hops: int 
                 if found is not None:
                     return found
     return None
+
+
+_IDENTIFIER: Final = re.compile(r"[A-Za-z_]\w{2,63}")
+
+
+def _config_class_named_on_command(ws: Workspace, ex: Extraction, args: list[str]) -> None:
+    """``python submit.py b32_400m``: a bare word of the command that is the name of a settings class of the job's
+    own (``class b32_400m(Config): batch_size = 512 …``, looked up by name by the entry, MetaCLIP's
+    ``search_config(sys.argv[1])``). Its fields over those of its bases are the run's settings: they replace the
+    script's defaults, never what the command sets. A class that is a network, or holds fewer than three literal
+    settings, is none."""
+    words = [
+        a for i, a in enumerate(args[:12])
+        if _IDENTIFIER.fullmatch(a) and (i == 0 or not args[i - 1].startswith("-") or "=" in args[i - 1])
+    ]  # fmt: skip
+    if not words:
+        return
+    wanted = re.compile(r"^class (" + "|".join(map(re.escape, words)) + r")\b[^\n]*:", re.M)
+    found: tuple[ast.ClassDef, str, ast.Module] | None = None
+    for n, file in enumerate(ws.files((".py",))):
+        if n >= 600 or found is not None:
+            break
+        text = ws.read_text_or_none(file)
+        if not text or not (m := wanted.search(text)):
+            continue
+        try:
+            tree = parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        cls = next((c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == m[1]), None)
+        if cls is not None and not any(re.search(r"Module|Net|Model", ast.unparse(b)) for b in cls.bases):
+            found = (cls, file, tree)
+    if found is None:
+        return
+    cls, file, tree = found
+    fields = _class_fields_with_bases(ws, tree, cls, file, 0)
+    if len([v for v in fields.values() if v.value is not None]) < 3:
+        return
+    ex.sources.append(file)
+    ex.config_classes[cls.name] = (
+        cls.name
+    )  # (a registry call that builds it, `getattr(module, name)()`, builds no model)
+    for key, value in fields.items():
+        held = ex.values.get(key)
+        if held is None or held.source != "command":
+            ex.values[key] = value
+
+
+def _class_fields_with_bases(
+    ws: Workspace, tree: ast.Module, node: ast.ClassDef, file: str, depth: int
+) -> dict[str, Value]:
+    """A settings class's class-level fields and ``self.x = literal`` in ``__init__``, over those of the job's classes
+    it derives from (three levels; a field a subclass sets replaces its base's)."""
+    out: dict[str, Value] = {}
+    for base in node.bases if depth < 3 else []:
+        if not isinstance(base, ast.Name) or base.id in ("object", node.name):
+            continue
+        local = next((c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == base.id), None)
+        hit = (local, file) if local is not None else _class_def(ws, tree, base.id, file, hops=3)
+        if hit is None or hit[0] is None:
+            continue
+        base_tree = tree if hit[1] == file else _parsed(ws, hit[1])
+        if base_tree is not None:
+            out.update(_class_fields_with_bases(ws, base_tree, hit[0], hit[1], depth + 1))
+    out.update(init_attribute_assignments(node, file))
+    out.update(class_defaults(node, file))
+    return out
 
 
 def _config_classes(ws: Workspace, ex: Extraction, code: str, script: str) -> None:
@@ -748,6 +823,7 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
     _read_config_files(ws, ex, [*launch.args, *named], code, loose, copied_onto_args=copied)
     _read_settings_files(ws, ex, options, launch.args)
     _read_fixed_config(ws, ex, code, script)
+    _config_class_named_on_command(ws, ex, launch.args)
     for key, given in list(ex.values.items()):  # `--optimizer adam_inverse_sqrt,lr=0.0001,warmup_updates=4000`
         if isinstance(given.value, str) and _SPEC.fullmatch(given.value):  # (XLM, fairseq: a name, then its options)
             for k, v in parse_pairs(given.value.partition(",")[2]).items():

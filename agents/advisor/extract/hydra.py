@@ -219,14 +219,15 @@ def compose_hydra(
                     c.merge(nested, nested_path)
             c.merge(beside, beside_path)
     c.merge(root, root_path)
-    listed = {str(g).replace("optional ", "").strip() for d in defaults if isinstance(d, dict) for g in d}
+    # (`- /data: openwebtext`: a leading slash names the group from the config root, as the primary config does)
+    listed = {str(g).replace("optional ", "").strip().lstrip("/") for d in defaults if isinstance(d, dict) for g in d}
     packaged = {g.partition("@")[0] for g in listed}  # `- task@_global_: quadruped_walk` is the group `task`
     experiment = None
     for d in defaults:
         if not isinstance(d, dict):
             continue
         for group, option in d.items():
-            g = str(group).replace("optional ", "").strip()
+            g = str(group).replace("optional ", "").strip().lstrip("/")
             if g in _IGNORED_GROUPS:
                 continue
             base = g.partition("@")[0]

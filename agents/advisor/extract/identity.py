@@ -42,6 +42,7 @@ __all__ = [
 _SPECIFIC_FAMILIES: Final = (
     (r"vits\b|synthesizertrn|fastspeech|glow-?tts", "vits_tts"),
     (r"tacotron", "rnn"),  # Tacotron (2): a recurrent sequence-to-sequence model with attention
+    (r"[a-z0-9]det\b", "cnn_detector"),  # EfficientDet, DiffusionDet: a detector, whatever its first word says
     (r"unet2dcondition|diffusion|ddpm|ldm\b|stable-?diffusion", "diffusion_unet"),
     (r"u[-_]?(?:2|\^2)?[-_]?net", "unet"),  # U-Net, U_Net, AttU_Net, UNet++, U²-Net (U2NET, U-2-Net)
     (r"yolo|(?:\b|faster|fast|mask|cascade|_)r-?cnn|retinanet|\bdetr\b|\bssd\b|fcos|centernet|detector",
@@ -421,6 +422,8 @@ def task_of(
         (r"super[-_ ]?resolution", "image_super_resolution"),
         (r"diffusion|rectified[-_ ]flow|flow[-_ ]matching", "image_generation_diffusion"),
     ):
+        if task == "image_generation_diffusion" and dataset_task(dataset) == "language_modeling":
+            continue  # a diffusion model of text (masked diffusion over OpenWebText's tokens) generates no images
         if re.search(pattern, low):
             return task
     if model_type == "decoder_only_transformer":

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from schedmate.agents.advisor.extract.budget import charge_nodes, check_size
+from schedmate.agents.advisor.extract.slurm import SBATCH_VALUE, allocation
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
 
@@ -35,7 +36,7 @@ _LAUNCHER_INT_FLAGS: Final = {
     "fabric": {"--devices": "nproc", "--num-nodes": "nnodes", "--num_nodes": "nnodes"},
     "composer": {"-n": "nproc", "--nproc": "nproc", "--world_size": "world"},
     "srun": {"--ntasks": "world", "-n": "world", "--gpus": "gpus", "--gpus-per-node": "nproc", "-N": "nnodes",
-             "--nodes": "nnodes"},
+             "--nodes": "nnodes", "--ntasks-per-node": "nproc"},
 }  # fmt: skip
 # launcher flags that take a value (so the value is not mistaken for the script)
 _VALUE_FLAGS: Final = re.compile(
@@ -72,6 +73,10 @@ class Launch:
     nnodes: int | None = None
     world_size: int | None = None
     entry_suffix: str = ""  # source appended to the script: the call a console script or thin wrapper makes
+    count_unknown: bool = False  # a launcher's process or node count is given but cannot be told (`--nproc_per_node
+    # $NGPU` with NGPU computed at run time): several processes, how many unknown
+    batch_options: list[str] = field(default_factory=list)  # `sbatch --gres=gpu:4 run.sh`: the batch system's options
+    scheduler: str | None = None  # "sbatch" for a Slurm batch script
 
     @property
     def visible_gpus(self) -> int | None:
@@ -79,7 +84,8 @@ class Launch:
         v = self.env.get("CUDA_VISIBLE_DEVICES")
         if v is None or v.strip() == "":
             return None
-        return len([x for x in v.split(",") if x.strip()])
+        ids = [x for x in v.split(",") if x.strip() and not x.strip().startswith("-")]
+        return len(ids) or None  # (`-1`: no GPU at all, a CPU arm of the script: says nothing of a GPU run)
 
     @property
     def num_gpus(self) -> int | None:
@@ -144,6 +150,8 @@ def _take_flags(tokens: list[str], launch: Launch, table: dict[str, str]) -> lis
             i += 1
         kind = table.get(name)
         n = small_count(value)
+        if kind and n is None and value:
+            launch.count_unknown = True  # `--nproc_per_node=$num_gpus` (set when the job runs), `auto`, `gpu`
         if kind and n is not None:
             if kind == "nproc":
                 launch.nproc_per_node = n
@@ -321,6 +329,16 @@ def parse_command(command: str | list[str]) -> Launch:
         elif exe.endswith(".py"):  # `./tools/train.py ...`: an executable script runs under its shebang's Python
             launch.launcher = launch.launcher or "python"
             _python(cmd, launch)
+        elif exe == "sbatch":  # `sbatch [options] job.sh [args]`: Slurm runs the script on the nodes it allocates
+            rest = cmd[1:]
+            while rest and rest[0].startswith("-"):
+                flag = rest.pop(0)
+                launch.batch_options.append(flag)
+                if "=" not in flag and rest and SBATCH_VALUE.fullmatch(flag):
+                    launch.batch_options.append(rest.pop(0))
+            if rest:
+                launch.launcher, launch.script, launch.args = "bash", rest[0], rest[1:]
+                launch.scheduler = "sbatch"
         elif exe in ("bash", "sh", "zsh"):
             launch.launcher = "bash"
             at = next((i for i, t in enumerate(cmd[1:], start=1) if not t.startswith("-")), len(cmd))
@@ -616,6 +634,12 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
     pushed: list[str] = []  # `pushd` … `popd`
     exported: dict[str, str] = {}  # `export CUDA_VISIBLE_DEVICES=0,1,2,3`: in the environment of what runs next
     script_dir = posixpath.dirname(launch.script) or "."
+    slurm = allocation(text, launch.batch_options) if launch.scheduler == "sbatch" else None
+    if slurm is not None:  # a Slurm batch job: the variables Slurm sets, and the GPUs each node's tasks see
+        given = slurm.environment()
+        variables = {**given, **variables}
+        if "CUDA_VISIBLE_DEVICES" in given and "CUDA_VISIBLE_DEVICES" not in launch.env:
+            exported["CUDA_VISIBLE_DEVICES"] = given["CUDA_VISIBLE_DEVICES"]
     inside: set[int] = set()
     for arr in _ARRAY.finditer(joined):
         body = " ".join(part.split("#", 1)[0] for part in arr.group(2).splitlines())
@@ -648,6 +672,11 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
             continue
         if _conditional(s, arms, variables) or not all(a.live is not False for a in arms):
             continue  # an `if`/`elif`/`else`/`fi` line, or a line in an arm that does not run
+        if _PARSE_OPTIONS.fullmatch(s):  # Kaldi's `. tools/parse_options.sh`: `--name value` set variable `name`
+            positional = _options_as_variables(positional, variables)
+            variables = {k: v for k, v in variables.items() if not k.isdigit()}
+            variables.update(_positional_variables(positional))
+            continue
         if m := re.fullmatch(r"shift(?:\s+(\d{1,2}))?", s):  # `NUM_PROC=$1; shift`: the rest is handed on
             positional = positional[int(m.group(1) or 1) :]
             variables = {k: v for k, v in variables.items() if not k.isdigit()}
@@ -687,6 +716,9 @@ def follow_shell_script(ws: Workspace, launch: Launch, depth: int = 0) -> Launch
                 here = pushed.pop()
             continue
         inner = parse_command(s)
+        if slurm is not None and inner.launcher == "srun" and inner.world_size is None and inner.nproc_per_node is None:
+            inner.world_size = slurm.tasks  # `srun python …` in the batch job: a task per task slot of the allocation
+            inner.nnodes = inner.nnodes or slurm.nodes
         if inner.cwd != ".":  # `cd ../sft/` (a line of its own, or `cd x && python …`): it stays for what follows
             here = inner.cwd = _joined(here, inner.cwd)
             if not (inner.launcher or inner.script or inner.module):
@@ -740,6 +772,29 @@ _SCRIPT_DIR: Final = re.compile(
     r"""|\$\(\s*dirname\s+(?:--\s+)?["']?\$(?:\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE|0|\{0\})["']?\s*\)"""
     r"""|`\s*dirname\s+["']?\$(?:0|\{0\}|\{BASH_SOURCE(?:\[0\])?\})["']?\s*`"""
 )
+
+
+# Kaldi's option parser that speech toolkits' recipes source (ESPnet, WeNet, icefall): `run.sh --stage 4 --dir exp/x`
+_PARSE_OPTIONS: Final = re.compile(r"""(?:\.|source)\s+["']?(?:\S*/)?parse_options\.sh["']?(?:\s*\|\|.*)?""")
+
+
+def _options_as_variables(positional: list[str], variables: dict[str, str]) -> list[str]:
+    """What Kaldi's ``parse_options.sh`` does: each leading ``--name value`` (``--name=value``) sets the script's
+    variable ``name`` (dashes as underscores) where the script set it before; the arguments after them stay."""
+    rest = list(positional)
+    while rest and rest[0].startswith("--") and len(rest[0]) > 2:
+        name, eq, value = rest[0][2:].partition("=")
+        name = name.replace("-", "_")
+        if not re.fullmatch(r"[A-Za-z_]\w*", name) or name not in variables:
+            break  # (the real parser stops with an error on an option the script has no variable for)
+        if not eq:
+            if len(rest) < 2:
+                break
+            value = rest[1]
+            rest = rest[1:]
+        variables[name] = value
+        rest = rest[1:]
+    return rest
 
 
 def _literal(text: str, _match: re.Match[str]) -> str:

@@ -328,7 +328,8 @@ def _setup(ex: Extraction) -> _Setup:
         nodes = ex.get("nodes", "nnodes", "num_nodes")
         per_node = ex.get("ngpus", "gpus_per_node", "num_gpus_per_node", "ntasks_per_node")
         if (
-            nodes is not None and per_node is not None and nodes.source == "command"
+            nodes is not None and per_node is not None
+            and (nodes.source == "command" or {nodes.source, per_node.source} <= {"command", *ex.sources})
             and isinstance(nodes.value, int) and isinstance(per_node.value, int) and nodes.value > 0
             and per_node.value > 0 and re.search(r"\bsubmitit\b|\bsubmit_jobs\b|\bAutoExecutor\b", ex.code + "".join(
                 t for _, t in ex.modules[:8]))
@@ -369,7 +370,8 @@ def _setup(ex: Extraction) -> _Setup:
     if num_gpus is None and launch.launcher in _TRAINING_LAUNCHERS and not uses_all_visible and not every_visible:
         num_gpus = 1
     stage = ex.get("deepspeed.zero_optimization.stage", "zero_optimization.stage")
-    strategy = ex.get("trainer.strategy", "strategy", "trainer.strategy._target_")  # (Hydra: the class it builds)
+    strategy = ex.get("trainer.strategy", "strategy", "trainer.strategy._target_", "strategy._target_")  # (Hydra: the
+    # class it builds, in the trainer's section or a `strategy` group of its own)
     if (used := ex.uses.get("strategy")) is not None and isinstance(used.value, str):
         strategy = Value(used.value, used.file, used.line)  # what Trainer/Fabric(strategy=) receives
     fsdp = ex.get("fsdp")
@@ -426,6 +428,7 @@ def _setup(ex: Extraction) -> _Setup:
         distributed = "dp"  # one process, and the model wraps its own parts (`self.encoder = nn.DataParallel(...)`)
     elif (
         (num_gpus or 1) > 1
+        or (num_gpus is None and launch.count_unknown)  # `torchrun --nproc_per_node=$num_gpus`: set at run time
         or (strategy is not None and "ddp" in str(strategy.value).lower())
         or launch.launcher == "relaunch"
         or "--multi_gpu" in flags

@@ -67,6 +67,10 @@ __all__ = [
     "path_call",
 ]
 
+# a setting or variable named for a model that judges the trained one (an evaluator, a teacher, a reward or reference
+# model): what it loads is not trained
+_NOT_TRAINED: Final = re.compile(r"(?i)(?:^|[._])(?:\w+_)?(?:eval|evaluator|teacher|judge|reward|ref|reference)_\w*")
+
 _MAX_DEPTH: Final = 24
 _UNKNOWN: Final = object()
 _BIN: Final[dict[type, Callable[[Any, Any], Any]]] = {
@@ -1636,7 +1640,9 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         if (a := _args_of(call, ("pretrained_model_name_or_path",), 0)) is not None:
             yield "arch_config", a, f"{dotted}()"  # `AutoConfig.from_pretrained(model_id)`: an architecture's config
     elif name == "from_pretrained" and not any(s in dotted for s in NOT_WEIGHTS_LOADERS):
-        if (a := _args_of(call, ("pretrained_model_name_or_path",), 0)) is not None:
+        if (a := _args_of(call, ("pretrained_model_name_or_path",), 0)) is not None and not _NOT_TRAINED.search(
+            ast.unparse(a)
+        ):  # (`from_pretrained(self.gen_ppl_eval_model_name_or_path)`: a model scoring samples, not the trained one)
             yield "model", a, f"{dotted or name}()"
     elif name in _HUB_MODEL_CLASSES and (a := _args_of(call, ("model_name_or_path",), 0)) is not None:
         yield "model", a, f"{name}()"  # a library's model class built from a Hub checkpoint by name
@@ -2919,7 +2925,15 @@ def find_uses(
     } if frozen else {}  # fmt: skip
     for node in walk(tree):
         charge_nodes()
-        if isinstance(node, ast.Call) and _callee(node) in _PEFT_CALLS:  # adapters built where the code runs, or only
+        if isinstance(node, ast.Call) and (
+            _callee(node) in _PEFT_CALLS
+            or (  # `PeftModel.from_pretrained(model, peft_path)`: adapters trained before, loaded onto the model
+                _callee(node) == "from_pretrained"
+                and isinstance(node.func, ast.Attribute)
+                and re.fullmatch(r"(?:\w+\.)*(?:PeftModel\w*|AutoPeftModel\w*)", ast.unparse(node.func.value))
+                is not None
+            )
+        ):  # adapters built where the code runs, or only
             live = id(node) not in dead  # in an arm the settings rule out (`if training_args.use_lora:`, off)
             if live or "peft" not in out:
                 out["peft"] = Use(live, file, node.lineno, f"{_callee(node)}() {'runs' if live else 'in dead code'}")

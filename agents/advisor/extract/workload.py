@@ -176,14 +176,18 @@ def _millions(count: int) -> float:
 
 _ACTIVATIONS: Final = frozenset({"ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Dropout", "Softmax", "LeakyReLU"})
 _SCRATCH: Final = ("scratch", "resume", "none", "")
-_MODEL_VAR: Final = re.compile(
-    r"^\s*(?P<var>\w*(?i:model|net|generator|_g)\w*)\s*=\s*(?:\w+\.)*(?P<cls>[A-Z]\w*)\(", re.M
+_MODEL_VAR: Final = re.compile(  # (not a random-number generator: `generator = torch.Generator()`)
+    r"^\s*(?P<var>\w*(?i:model|net|generator|_g)\w*)\s*=\s*(?!(?:torch|torch\.cuda|np\.random|numpy\.random)\.Generator\()"
+    r"(?:\w+\.)*(?P<cls>[A-Z]\w*)\(",
+    re.M,
 )
 _MODEL_VAR_LOWER: Final = re.compile(r"^\s*(?P<var>\w*(?i:model|net)\w*)\s*=\s*(?P<cls>[a-z]\w*)\(", re.M)
 
 
 def _pretrained(ex: Extraction) -> tuple[str, Value] | None:
     u = ex.uses.get("model")  # what from_pretrained / create_model receives is authoritative
+    if u is not None and isinstance(u.value, str) and u.value in ex.config_classes:
+        u = None  # `getattr(module, config_name)()` built the settings class the command names, not a network
     used = u.value if u is not None and isinstance(u.value, str) and u.value.strip().lower() not in _SCRATCH else None
     named = _pretrained_by_name(ex)
     if used is not None and u is not None and (named is None or named[1].value != used):
@@ -1549,7 +1553,7 @@ _TYPE_LEAVES: Final = frozenset(
      "meta_architecture"}
 )  # fmt: skip
 _MODEL_PATH: Final = re.compile(r"model|net|arch|generator|backbone", re.I)
-_MODEL_FILE: Final = re.compile(r"model|net|arch|generator|backbone|layers|modules", re.I)
+_MODEL_FILE: Final = re.compile(r"model|net|arch|generator|backbone|layers|modules|detector", re.I)
 
 
 _MM_WRAPPERS: Final = frozenset({"ImageClassifier", "EncoderDecoder", "CascadeEncoderDecoder", "Recognizer2D",
@@ -1669,6 +1673,7 @@ def _model_from_type_setting(
     bases: dict[str, str] = {}  # every class of the model modules read → its first base's name
     pending: list[tuple[str, str, str, str | None]] = []  # named classes whose base is not plainly a network
     stems = {w.lower() for w in wanted}
+    read: list[tuple[str, str]] = []  # the model modules read, with their text
     reads = 0
     for n, file in enumerate(ws.files((".py",))):
         stem = file.rsplit("/", 1)[-1].removesuffix(".py")
@@ -1678,6 +1683,7 @@ def _model_from_type_setting(
             continue  # model classes live in model/network/arch modules (or one named after the setting)
         reads += 1
         text = ws.read_text_or_none(file)
+        read.append((file, text or ""))
         if (
             named_module is None
             and stem in wanted
@@ -1734,6 +1740,13 @@ def _model_from_type_setting(
         ) and "_" in name:  # (cvnets' `model.classification.name: mobilevit_v2`)
             prov["model_name"] = FieldSource(file=v.source, line=v.line)
             return _Model(name, None, None)
+    for name, (key, v) in wanted.items():  # a registry of the job's, a dict literal from names to classes (WeNet's
+        entry = re.compile(rf"""['"]{re.escape(name)}['"]\s*:\s*(?:\w+\.)*([A-Z]\w+)\s*[,}}\n]""")  # `"asr_model":
+        for file, text in read:  # ASRModel`): the class that the setting's value keys
+            if (keyed := entry.search(text)) is not None and not keyed[1].endswith(_NOT_MODEL_SUFFIXES):
+                prov["model_name"] = FieldSource(file=v.source, line=v.line)
+                cls = keyed[1]
+                return _Model(cls, find_class(ws, cls, text, file), None, part=_PART_KEY.search(key) is not None)
     return _Model()
 
 
@@ -1969,6 +1982,22 @@ def _built_from_checkpoint(code: str, built: ast.Call) -> bool:
     )  # fmt: skip
 
 
+# a setting of a model that judges the trained one: under an evaluation section, or named for an evaluator, a teacher,
+# a judge or a reference model
+_JUDGING_SETTING: Final = re.compile(
+    r"(?i)(?:^|\.)(?:eval|evaluation|validation|teacher|judge|reference)\.|(?:^|[._])(?:\w+_)?(?:eval|teacher|judge|ref|"
+    r"reference)_\w*$"
+)
+
+
+# a model class named for a family of its own: it leads its backbone's name
+_LEADING_FAMILY: Final = re.compile(r"(?i)detr|r-?cnn|retina|yolo|fcos|[a-z0-9]det$|segformer|maskformer|deeplab|unet")
+
+
+# a factory that builds image-text (CLIP-style) models by the image tower's name (open_clip and its copies)
+_IMAGE_TEXT_FACTORY: Final = re.compile(r"\bcreate_model_and_transforms\(|\bopen_clip\.create_model\(")
+
+
 def _known_flag(
     ex: Extraction,
     *,
@@ -1985,6 +2014,7 @@ def _known_flag(
     optimizer trains; a setting handed only to other constructors names a part that does not train. ``checkpoint``:
     the model is built from a loaded checkpoint, so a ``--weights`` file names it too."""
     backbone = re.compile(r"backbone|basenet|encoder", re.I)
+    image_text = _IMAGE_TEXT_FACTORY.search(ex.code + "".join(t for _, t in ex.modules[:20])) is not None
     try:
         tree = parse(ex.code) if trained is not None else None
     except SyntaxError:
@@ -2001,9 +2031,13 @@ def _known_flag(
             continue  # a run name that happens to contain "gpt2" names nothing
         if not backbones and backbone.search(k.rsplit(".", 1)[-1]):
             continue
+        if _JUDGING_SETTING.search(k):
+            continue  # `eval.gen_ppl_eval_model_name_or_path: gpt2-large`: a model that scores the trained one
         if not weights_files and isinstance(v.value, str) and _WEIGHTS_FILE.search(v.value):
             continue
-        if isinstance(v.value, str) and known_model(v.value) is not None:
+        if isinstance(v.value, str) and (
+            known_model(v.value) is not None or (image_text and known_model(f"clip-{handle_name(v.value)}") is not None)
+        ):
             return k, Value(handle_name(v.value).removesuffix(".yaml").removesuffix(".yml"), v.source, v.line)
     return None
 
@@ -2032,9 +2066,25 @@ def _pretrained_name(ex: Extraction, key: str, pretrained: Value) -> str:
         suffix = " + LoRA"
     elif ft is not None and ft.value == "full":
         suffix = " (full fine-tune)"
-    name = re.sub(r"[-_](?:hf|HF)$", "", handle_name(str(pretrained.value)))  # "-hf": HF format
+    name = re.sub(r"[-_](?:hf|HF)$", "", _named_part(str(pretrained.value)))  # "-hf": HF format
     name = re.sub(r"\.(?:ya?ml|cfg|json|py|pt|pth|ckpt|h5)$", "", name)  # a config or weights file names the model
     return name + suffix + (" (pretrained)" if key == "init_from" else "")
+
+
+# path parts that only say what a path is for (`path/to/hf/llama/dir`, `.../or/model_id`): no model's name
+_ROLE_PARTS: Final = frozenset({"dir", "path", "to", "or", "and", "model", "models", "model_id", "model_dir",
+                                "model_path", "checkpoint", "checkpoints", "ckpt", "ckpts", "hf", "weights",
+                                "your", "my", "folder", "here", "local", "merged", "pretrained", "base"})  # fmt: skip
+
+
+def _named_part(path: str) -> str:
+    """The last part of a checkpoint id or path that is not only a role word: ``path/to/hf/llama/dir`` is ``llama``
+    (a template the user completes still names the family); the last part itself when every part is one."""
+    last = handle_name(path)
+    if "/" not in path.rstrip("/") or last.lower() not in _ROLE_PARTS:
+        return last
+    parts = [p for p in path.rstrip("/").split("/") if p and p.lower() not in _ROLE_PARTS and not p.startswith(".")]
+    return parts[-1] if parts else last
 
 
 def _described(name: str, family: str, ex: Extraction) -> str:
@@ -2147,8 +2197,12 @@ def _dataset(
             v = Value(" ".join(v.value), v.source, v.line)  # is read further on, each file's dataset named)
         if v is None or not isinstance(v.value, str) or "${" in v.value or not v.value.strip():
             continue
-        if _PLACEHOLDER_NAME.fullmatch(v.value.strip()) or _DATASET_WRAPPERS.fullmatch(v.value.strip()):
-            continue  # "train_dataset", "my_data": a slot's name, not a dataset's (nor a wrapper around one)
+        if (
+            _PLACEHOLDER_NAME.fullmatch(v.value.strip()) or _DATASET_WRAPPERS.fullmatch(v.value.strip())
+            or _MODALITY.fullmatch(v.value.strip())
+        ):  # fmt: skip
+            continue  # "train_dataset", "my_data": a slot's name, not a dataset's (nor a wrapper around one); `dataset:
+            # asr` (WeNet): the kind of loader, a modality, not the data
         if v.source != "command" and not v.source.endswith(_CONFIG_FILES) and _set_again(ex.code, key):
             continue  # a parser default the entry replaces after parsing (`args.data_path = data_info['data']`
             # looked up by `--data WTH`): the default is not what the job reads
@@ -2168,7 +2222,7 @@ def _dataset(
             prov["dataset"] = _source(v)
             return _data_file_name(v.value)  # a data file: its name is all the job says
         if canon is None and (key.endswith(("_target_", "_files", "_file", "_path", "_dir")) or "/" in v.value):
-            given = v.source == "command" or v.source.endswith(_CONFIG_FILES)
+            given = v.source == "command" or v.source.endswith(_CONFIG_FILES) or v.source in ex.sources
             if given and own is None and not key.endswith("_target_") and "${" not in v.value:
                 own = v  # the job's own data folder, given on the command line or in its config: better than a default
             continue  # a folder or module path that names no known dataset says nothing
@@ -2252,6 +2306,13 @@ def _dataset(
         ):  # fmt: skip
             prov["dataset"] = _source(v)
             return _data_file_name(v.value.strip())
+    if (
+        ws is not None
+        and ws.root != ws.boundary
+        and (recipe := canonical_dataset(ws.root.relative_to(ws.boundary).as_posix()))
+    ):
+        prov["dataset"] = FieldSource(file=".", path="static")  # a toolkit's recipe folder (`examples/aishell/s0`,
+        return recipe  # Kaldi-style `egs/<corpus>/<recipe>`): the corpus it is the recipe for
     canon = canonical_dataset(_without_normalisation(_without_comments(ex.code)))
     if canon is None and ws is not None and (held := _data_class_text(ws, ex)):
         canon = canonical_dataset(_without_comments(held))  # `datamodule=VAEDataset(...)`, which builds MyCelebA
@@ -2410,12 +2471,23 @@ _SPLIT_DIRS: Final = frozenset({"images", "labels", "train", "train2017", "val",
 _CONFIG_FILES: Final = (".yaml", ".yml", ".json", ".toml")
 
 
+_SHARDS: Final = re.compile(r"\{\d+\.\.\d+\}")  # a brace range of shard files (`{000000..000999}.tar`)
+
+
 def _folder_name(path: str) -> str | None:
     """The folder a data path names, past its split and role folders (``./Deraining/Datasets/train/Rain13K/target``
     → "Rain13K", ``../Market/pytorch`` → "Market"; of several paths, the first listed); None when only generic
     folders remain."""
     path = path.split(maxsplit=1)[0] if path.split() else path  # (`data/wiki/ data/cc-net/`: "wiki")
     parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".", "..", "~")]
+    if len(parts) > 1 and _SHARDS.search(parts[-1]):
+        parts.pop()  # `data/400m/{0..60800}.tar`: the shards a WebDataset brace pattern lists, in the folder named
+    if (
+        len(parts) > 1
+        and (stem := re.fullmatch(r"([\w-]+)\.\w{1,8}", parts[-1]))
+        and (stem[1].lower() in _SPLIT_DIRS | _GENERIC_DIRS or _PLACEHOLDER_NAME.fullmatch(stem[1]))
+    ):
+        parts.pop()  # `data/train/data.list`: a file named only for its role (a list, a split) names nothing
     while parts and (parts[-1].lower() in _SPLIT_DIRS | _GENERIC_DIRS or parts[-1].isdigit()):
         parts.pop()  # (`/jfs/datacomp-1b-0-10k/1`: a numbered shard of the folder above)
     placeholder = {"to", "path", "xxx", "yyy", "your", "my", "dir", "folder"}  # `/path/to/images`
@@ -2518,6 +2590,7 @@ def _with_config(name: str, config: str) -> str:
     return f"{name} ({conf})"
 
 
+_MODALITY: Final = re.compile(r"(?i)asr|tts|audio|speech|images?|text|video|vision|multimodal|nlp|raw")
 _PLACEHOLDER_NAME: Final = re.compile(
     r"(?i)(?:my|custom|customi[sz]ed|your|the)?[_ -]?(?:train(?:ing)?|val(?:id(?:ation)?)?|test|eval)?[_ -]?"
     r"(?:data(?:set)?s?|set|split)?"
@@ -2765,7 +2838,12 @@ def _identify(
         ident.model_name = _pretrained_name(ex, *found_pretrained)
         prov["model_name"] = _source(found_pretrained[1])
     if pretrained is None and model.cls is not None and model.cls.backbones and ident.model_name:
-        ident.model_name = f"{model.cls.backbones[0][0]} ({ident.model_name})"  # the backbone a wrapper trains
+        backbone_name = model.cls.backbones[0][0]  # the backbone a wrapper trains; a wrapper of a family of its own
+        ident.model_name = (  # (a detector, `ConditionalDETR` over a ResNet-50) leads, a generic one follows
+            f"{ident.model_name} ({backbone_name})"
+            if _LEADING_FAMILY.search(ident.model_name)
+            else f"{backbone_name} ({ident.model_name})"
+        )
     family = title.split(":")[0].strip() if title and len(title.split(":")[0]) <= 24 else ""
     shaped = ex.uses.get("model_config")  # `LLaMAConfig.from_name("7B")`: a known architecture's shape
     shape_name = shaped.value if shaped is not None and isinstance(shaped.value, str) else None
@@ -2817,6 +2895,13 @@ def _identify(
         sized = None  # the job's code builds the named architecture (a CIFAR VGG-16, a ResNet + a projector): its count
     if sized is None and shape_name and shaped is not None:
         sized = Value(shape_name, shaped.file, shaped.line)
+    if (
+        sized is not None and isinstance(sized.value, str) and _IMAGE_TEXT_FACTORY.search(ex.code + "".join(
+            t for _, t in ex.modules[:20]))
+        and known_model(clip := f"clip-{handle_name(sized.value)}") is not None
+    ):  # fmt: skip
+        sized = Value(clip, sized.source, sized.line)  # `create_model_and_transforms("ViT-B-32")`: the CLIP model of
+        # that image tower and its text tower, not the image classifier of the same name
     ident.params_millions = _params(ex, sized, ident.dataset, model.count, ident.model_type)
     shape = ex.uses.get("model_shape")  # a model built at random from a checkpoint's config: named (and sized, when
     if ident.model_name is None and shape is not None and isinstance(shape.value, str) and shape.value.strip():
@@ -2851,8 +2936,13 @@ def _identify(
         ident.model_type = "cnn_detector" if ident.model_type in (None, "cnn") else ident.model_type
         ident.task = "object_detection"  # the job's code computes with boxes: matching, IoU, NMS, anchors
         return ident
+    text_data = dataset_task(ident.dataset) == "language_modeling"
+    if text_data and ident.model_type == "diffusion_unet" and (pretrained is None or from_flag):
+        ident.model_type = None  # a diffusion model of text (masked or score-entropy diffusion over tokens, trained on
+        # OpenWebText): a language model, whatever its class is named; its layers say the family below
     if (
-        ident.model_type in (None, "cnn", "vision_transformer", "diffusion_unet", "unet")
+        not text_data
+        and ident.model_type in (None, "cnn", "vision_transformer", "diffusion_unet", "unet")
         and (
             pretrained is None or from_flag or _DIFFUSION_CALLS.search(ex.code) is not None
         )  # (a config naming the architecture the job builds: PixArt's `model = …`; a checkpoint trained on the

@@ -221,10 +221,21 @@ class Workspace:
         return self._named[name]
 
     def files(self, suffixes: tuple[str, ...] = TEXT_SUFFIXES) -> Iterator[str]:
-        """Relative paths of text files of interest (bounded walk, no symlinked dirs)."""
+        """Relative paths of text files of interest (bounded walk). A symlinked folder is walked once when it
+        resolves inside the boundary (a recipe folder's ``wenet -> ../../../wenet``), never one outside or a loop."""
         count = 0
-        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        seen = {self.root}
+        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=True):
+            kept = []
+            for d in sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")):
+                full = Path(dirpath) / d
+                if full.is_symlink():
+                    real = full.resolve()
+                    if real in seen or not (real == self.boundary or self.boundary in real.parents):
+                        continue
+                    seen.add(real)
+                kept.append(d)
+            dirnames[:] = kept
             for name in sorted(filenames):
                 if not name.endswith(suffixes):
                     continue
