@@ -583,6 +583,7 @@ def _class_def(ws: Workspace, tree: ast.Module, name: str, file: str, hops: int 
 
 
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_]\w{2,63}")
+_READS_POSITIONAL: Final = re.compile(r"""\bsys\.argv\[\s*[1-9]|\.add_argument\(\s*['"][A-Za-z_]""")
 
 
 def _config_class_named_on_command(ws: Workspace, ex: Extraction, args: list[str]) -> None:
@@ -595,8 +596,8 @@ def _config_class_named_on_command(ws: Workspace, ex: Extraction, args: list[str
         a for i, a in enumerate(args[:12])
         if _IDENTIFIER.fullmatch(a) and (i == 0 or not args[i - 1].startswith("-") or "=" in args[i - 1])
     ]  # fmt: skip
-    if not words:
-        return
+    if not words or not _READS_POSITIONAL.search(ex.code):
+        return  # (only an entry that reads a positional argument: `sys.argv[1]`, `add_argument("config_name")`)
     wanted = re.compile(r"^class (" + "|".join(map(re.escape, words)) + r")\b[^\n]*:", re.M)
     found: tuple[ast.ClassDef, str, ast.Module] | None = None
     for n, file in enumerate(ws.files((".py",))):

@@ -210,7 +210,18 @@ def compose_hydra(
         root, root_path = c.stored[("", name)]
         found = root.pop("defaults", [])
         defaults = found if isinstance(found, list) else []
+    stored_groups: list[Any] = []  # the group choices of a stored config beside the primary one
     for d in defaults:  # `defaults: [base, _self_]`: a config beside the primary one, merged under it
+        if (
+            isinstance(d, str)
+            and ("", d) in c.stored
+            and not c.ws.exists(f"{c.base}/{d}.yaml" if c.base else f"{d}.yaml")
+        ):  # fmt: skip  (`- base_config`, a dataclass stored in a ConfigStore: its fields, then its own defaults list)
+            beside_data = dict(c.stored[("", d)][0])
+            chosen = beside_data.pop("defaults", [])
+            stored_groups += [g for g in chosen if isinstance(g, dict)] if isinstance(chosen, list) else []
+            c.merge(beside_data, c.stored[("", d)][1])
+            continue
         if isinstance(d, str) and d != "_self_" and not d.startswith("/") and c.exists("", d):
             beside, beside_defaults, _, beside_path = c.load(d)
             for bd in beside_defaults:  # (one level of that config's own plain defaults)
@@ -219,6 +230,7 @@ def compose_hydra(
                     c.merge(nested, nested_path)
             c.merge(beside, beside_path)
     c.merge(root, root_path)
+    defaults = [*stored_groups, *defaults]
     # (`- /data: openwebtext`: a leading slash names the group from the config root, as the primary config does)
     listed = {str(g).replace("optional ", "").strip().lstrip("/") for d in defaults if isinstance(d, dict) for g in d}
     packaged = {g.partition("@")[0] for g in listed}  # `- task@_global_: quadruped_walk` is the group `task`

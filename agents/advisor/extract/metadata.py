@@ -45,11 +45,29 @@ _LR_KEYS = (
     "base_lr",
     "BASE_LR",
 )
-_BATCH_KEYS = ("per_device_train_batch_size", "micro_batch_size", "batch_size_per_gpu", "batch_size",
-               "train_batch_size", "train.batch_size", "data.batch_size", "batch_size_training", "batch_size_train",
-               "batch_size_per_device", "train_micro_batch_size_per_gpu", "batch", "batchSize",
-               "data.samples_per_gpu", "samples_per_gpu", "imgs_per_gpu", "train_dataloader.batch_size",
-               "device_train_microbatch_size", "local_batch_size")  # fmt: skip
+_BATCH_KEYS = (
+    "per_device_train_batch_size",
+    "micro_batch_size",
+    "batch_size_per_gpu",
+    "batch_size",
+    "train_batch_size",
+    "train.batch_size",
+    "data.batch_size",
+    "batch_size_training",
+    "batch_size_train",
+    "batch_size_per_device",
+    "train_micro_batch_size_per_gpu",
+    "batch",
+    "batchSize",
+    "data.samples_per_gpu",
+    "samples_per_gpu",
+    "imgs_per_gpu",
+    "train_dataloader.batch_size",
+    "device_train_microbatch_size",
+    "local_batch_size",
+    "data.videos_per_gpu",
+    "videos_per_gpu",
+)  # fmt: skip  (MMAction's clips per GPU)
 # Names the community gives these settings (matched as a dotted key, then as a key's last part, any case).
 _EPOCH_KEYS = (
     "num_train_epochs",
@@ -369,7 +387,9 @@ def _setup(ex: Extraction) -> _Setup:
     every_visible = devices is not None and devices.value in ("auto", -1, "-1")  # Lightning's `devices: auto`
     if num_gpus is None and launch.launcher in _TRAINING_LAUNCHERS and not uses_all_visible and not every_visible:
         num_gpus = 1
-    stage = ex.get("deepspeed.zero_optimization.stage", "zero_optimization.stage")
+    stage = ex.get("deepspeed.zero_optimization.stage", "zero_optimization.stage") or next(
+        (v for k, v in ex.values.items() if k.endswith(".deepspeed.zero_optimization.stage")), None
+    )  # (a DeepSpeed dict nested in a launcher's settings: `accelerator.deepspeed.zero_optimization.stage`)
     strategy = ex.get("trainer.strategy", "strategy", "trainer.strategy._target_", "strategy._target_")  # (Hydra: the
     # class it builds, in the trainer's section or a `strategy` group of its own)
     if (used := ex.uses.get("strategy")) is not None and isinstance(used.value, str):
@@ -709,9 +729,21 @@ def _batch_sizes(
         bs = bs // num_gpus
     accum = ex.values.get("deepspeed.gradient_accumulation_steps") or ex.uses.get("grad_accum")  # type: ignore[assignment]
     if accum is None or not isinstance(accum.value, int | float) or isinstance(accum.value, bool):
-        accum = ex.get("gradient_accumulation_steps", "accum_iter", "accumulate_grad_batches", "grad_accum_steps",
-                       "gradient_accumulate_every", "accumulation_steps", "grad_accum", "accum_steps", "update_freq",
-                       "accum_freq", "accumulate")  # fmt: skip
+        accum = ex.get(
+            "gradient_accumulation_steps",
+            "accum_iter",
+            "accumulate_grad_batches",
+            "grad_accum_steps",
+            "gradient_accumulate_every",
+            "accumulation_steps",
+            "grad_accum",
+            "accum_steps",
+            "update_freq",
+            "accum_freq",
+            "accumulate",
+            "optimizer_config.update_interval",
+            "optimizer_config.cumulative_iters",
+        )  # fmt: skip  (mmcv's accumulating optimizer hooks)
     acc = int(accum.value) if accum is not None and isinstance(accum.value, (int, float)) else 1
     acc = max(acc, 1)  # `ACCUMULATION_STEPS = 0`: accumulation off, one step per batch
     if ex.per_rank_accum_divided:
@@ -860,7 +892,8 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
     if "@hydra.main" in code and "Hydra" not in fw:
         fw.append("Hydra")  # the entry is composed by Hydra, whatever trains
     if fw[0] != "LLaMA-Factory":
-        peft_flag = ex.get("use_peft")  # TRL's ModelConfig: the trainer builds the LoRA adapters from the settings
+        peft_flag = ex.get("use_peft", "use_peft_lora")  # TRL's ModelConfig (or a script's own switch): the LoRA
+        # adapters are built from the settings
         peft_on = peft_flag is not None and peft_flag.value is True
         peft_use = ex.uses.get("peft")  # (whether the adapters are built where the code runs, where that is seen)
         if peft_use is not None:

@@ -19,26 +19,66 @@ _Found = tuple[str, ast.ClassDef]
 def structured_configs(ws: Workspace, script: str, code: str) -> dict[tuple[str, str], tuple[dict[str, Any], str]]:
     """``(group, name) → (the stored dataclass's defaults, the file defining it)``; the primary config has group
     ""."""
-    if "ConfigStore" not in code or not script.endswith(".py"):
-        return {}
-    try:
-        tree = parse(code)
-    except (SyntaxError, ValueError):
+    if not script.endswith(".py"):
         return {}
     reader = _Reader(ws)
     out: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
-    for call in walk(tree):
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "store"):
-            continue
-        kw = {k.arg: k.value for k in call.keywords if k.arg}
-        name, group, node = kw.get("name"), kw.get("group"), kw.get("node")
-        if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and isinstance(node, ast.Name)):
-            continue
-        found = reader.find_class(script, node.id, 0)
-        if found is None:
-            continue
-        g = group.value if isinstance(group, ast.Constant) and isinstance(group.value, str) else ""
-        out[(g, name.value)] = (reader.defaults(found, 0), found[0])
+    for file, tree in _storing_modules(ws, script, code):
+        for call in walk(tree):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "store"):
+                continue
+            kw = {k.arg: k.value for k in call.keywords if k.arg}
+            name, group, node = kw.get("name"), kw.get("group"), kw.get("node")
+            if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and isinstance(node, ast.Name)):
+                continue
+            found = reader.find_class(file, node.id, 0)
+            if found is None:
+                continue
+            if isinstance(group, ast.Name):  # `group=ACCELERATOR_GROUP_NAME`: a module constant
+                group = next(
+                    (a.value for a in tree.body if isinstance(a, ast.Assign) and len(a.targets) == 1
+                     and isinstance(a.targets[0], ast.Name) and a.targets[0].id == group.id),
+                    group,
+                )  # fmt: skip
+            if group is not None and not (isinstance(group, ast.Constant) and isinstance(group.value, str)):
+                continue  # a group that cannot be told
+            g = group.value if isinstance(group, ast.Constant) and isinstance(group.value, str) else ""
+            out.setdefault((g, name.value), (reader.defaults(found, 0), found[0]))
+    return out
+
+
+def _storing_modules(ws: Workspace, script: str, code: str) -> list[tuple[str, ast.Module]]:
+    """The entry and the job's modules it reaches (imports followed three hops, 60 files at most) that register
+    configs with Hydra's ``ConfigStore``: a package's ``__init__`` storing its group's dataclasses
+    (``cs.store(group="optimizer", name="adamw", node=AdamWConfig)``) counts as much as the entry."""
+    out: list[tuple[str, ast.Module]] = []
+    seen = {script}
+    frontier: list[tuple[str, str]] = [(script, code)]
+    for _ in range(4):
+        following: list[tuple[str, str]] = []
+        for file, text in frontier:
+            try:
+                tree = parse(text)
+            except (SyntaxError, ValueError):
+                continue
+            if "ConfigStore" in text or ".store(" in text:
+                out.append((file, tree))
+            for node in walk(tree):
+                names: list[tuple[str, int]] = []
+                if isinstance(node, ast.ImportFrom):
+                    names = [(node.module or "", node.level)]
+                    names += [(f"{node.module}.{a.name}" if node.module else a.name, node.level) for a in node.names]
+                elif isinstance(node, ast.Import):
+                    names = [(a.name, 0) for a in node.names]
+                names += [  # `import trainer.configs.configs` runs `trainer/__init__` and `trainer/configs/__init__`
+                    (mod.rsplit(".", k)[0], level) for mod, level in list(names) for k in (1, 2) if mod.count(".") >= k
+                ]
+                for mod, level in names:
+                    target = ws.module_file(mod, level, file) if mod or level else None
+                    if target and target not in seen and len(seen) < 60 and (t := ws.read_text_or_none(target)):
+                        seen.add(target)
+                        following.append((target, t))
+        frontier = following
     return out
 
 

@@ -73,7 +73,9 @@ _DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", 
                         "train_dataloader.dataset.dataset.type", "MIXTURE_OR_TASK_NAME",
                         "mixture_or_task_name", "input_file", "instance_data_dir")  # fmt: skip
 # Dataset wrappers of OpenMMLab configs: the dataset they wrap is the one trained on.
-_DATASET_WRAPPERS: Final = re.compile(r"(?:Repeat|Concat|ClassBalanced|MultiImageMix)Dataset")
+_DATASET_WRAPPERS: Final = re.compile(  # (and a library's generic loaders: `dataset_type = 'VideoDataset'`)
+    r"(?:Repeat|Concat|ClassBalanced|MultiImageMix)Dataset|(?:Video|Rawframe|RawFrame|Image|Audio|Base|Custom)Dataset"
+)
 
 
 @dataclass
@@ -2033,8 +2035,12 @@ def _known_flag(
             continue
         if _JUDGING_SETTING.search(k):
             continue  # `eval.gen_ppl_eval_model_name_or_path: gpt2-large`: a model that scores the trained one
-        if not weights_files and isinstance(v.value, str) and _WEIGHTS_FILE.search(v.value):
-            continue
+        if (
+            isinstance(v.value, str)
+            and _WEIGHTS_FILE.search(v.value)
+            and (not weights_files or re.search(r"(?i)(?:^|\.)backbone\.", k))
+        ):
+            continue  # (`model.backbone.pretrained=swin_tiny….pth` initialises the backbone of the model built)
         if isinstance(v.value, str) and (
             known_model(v.value) is not None or (image_text and known_model(f"clip-{handle_name(v.value)}") is not None)
         ):
@@ -2271,7 +2277,8 @@ def _dataset(
         if (
             "dataset" in leaf and not leaf.endswith(("_path", "_dir", "_root", "_folder", "_file", "_files"))
             and not _EVAL_KEY.search(key) and isinstance(v.value, str)
-            and (v.source == "command" or v.source.endswith(_CONFIG_FILES)) and _HUB_ID.fullmatch(v.value.strip())
+            and (v.source == "command" or v.source.endswith(_CONFIG_FILES) or v.source != (ex.launch.script or ""))
+            and _HUB_ID.fullmatch(v.value.strip())
             and v.value.split("/", 1)[0].lower() not in ("data", "datasets", "dataset", "input", "inputs", "output")
         ):  # fmt: skip
             prov["dataset"] = _source(v)

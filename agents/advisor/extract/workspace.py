@@ -228,12 +228,10 @@ class Workspace:
         for dirpath, dirnames, filenames in os.walk(self.root, followlinks=True):
             kept = []
             for d in sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")):
-                full = Path(dirpath) / d
-                if full.is_symlink():
-                    real = full.resolve()
-                    if real in seen or not (real == self.boundary or self.boundary in real.parents):
-                        continue
-                    seen.add(real)
+                real = (Path(dirpath) / d).resolve()  # each real folder once, however many links reach it
+                if real in seen or not (real == self.boundary or self.boundary in real.parents):
+                    continue
+                seen.add(real)
                 kept.append(d)
             dirnames[:] = kept
             for name in sorted(filenames):
