@@ -820,8 +820,8 @@ def _folder(ws: Workspace, rel: str) -> Workspace:
 _COMMAND_NAME: Final = re.compile(r"[A-Za-z][\w.+-]{0,63}")  # an executable's name (not `--lr` or `"key"`)
 _PWD: Final = re.compile(r"`\s*pwd\s*`|\$\(\s*pwd\s*\)|\$\{PWD\}|\$PWD\b")
 # a variable assigned a double-quoted value whose closing quote comes on a later line
-_QUOTE_OPENS: Final = re.compile(r'[ \t]*(?:export\s+)?(\w+)="([^"]*)')
-_QUOTE_CLOSES: Final = re.compile(r'([^"]*)"[ \t]*')
+_QUOTE_OPENS: Final = re.compile(r'[ \t]*(?:export\s+)?(\w+)="')
+_QUOTE_CLOSES: Final = re.compile(r'(.*)"[ \t]*')  # (the line's last quote closes the value)
 # a here-document's start (`cat <<EOT > ds_config.json`, `<<-'EOF'`; not `<<<` nor `$((1 << 4))`)
 _HEREDOC_START: Final = re.compile(r"""(?<![<$(])<<-?[ \t]*['"]?([A-Za-z_]\w*)['"]?""")
 _MAX_QUOTED_LINES: Final = 400
@@ -838,14 +838,16 @@ def _multiline_values(lines: list[str], arrays: dict[int, tuple[str, str]], insi
         if n in inside:
             n += 1
             continue
-        if (m := _QUOTE_OPENS.fullmatch(line)) is not None and n not in arrays:
-            body = [m[2]]
+        if (m := _QUOTE_OPENS.match(line)) is not None and n not in arrays and line.count('"') % 2 == 1:
+            # the value's quote is left open at the end of its line (`opts=" --save "./ckpt" --lr 1e-4`: quoted
+            # pieces inside it join the value, as the shell joins them)
+            body = [line[m.end() :].replace('"', "")]
             for k in range(n + 1, min(len(lines), n + _MAX_QUOTED_LINES)):
-                if '"' not in lines[k]:
-                    body.append(lines[k])
+                if lines[k].count('"') % 2 == 0:
+                    body.append(lines[k].replace('"', ""))
                     continue
                 if (end := _QUOTE_CLOSES.fullmatch(lines[k])) is not None:
-                    body.append(end[1])
+                    body.append(end[1].replace('"', ""))
                     arrays[n] = (m[1], " ".join(" ".join(body).split()))
                     inside.update(range(n, k + 1))
                     n = k
