@@ -345,9 +345,10 @@ def _config_class_settings(ws: Workspace, text: str, path: str) -> dict[str, Val
 
 
 def _class_chain_settings(
-    ws: Workspace, tree: ast.Module, node: ast.ClassDef, file: str, depth: int
+    ws: Workspace, tree: ast.Module, node: ast.ClassDef, file: str, depth: int, *, class_fields: bool = False
 ) -> dict[str, Value]:
-    """``node``'s ``__init__`` attributes over its bases' (each found by :func:`_class_def` as ``file`` sees it)."""
+    """``node``'s ``__init__`` attributes over its bases' (each found by :func:`_class_def` as ``file`` sees it); with
+    ``class_fields``, its class-level fields too (``batch_size = 512`` of a settings class), over the attributes."""
     out: dict[str, Value] = {}
     for base in node.bases if depth < 3 else []:
         if not isinstance(base, ast.Name) or base.id in ("object", node.name):
@@ -358,8 +359,10 @@ def _class_chain_settings(
         base_node, base_file = found
         base_tree = tree if base_file == file else _parsed(ws, base_file)
         if base_tree is not None:
-            out.update(_class_chain_settings(ws, base_tree, base_node, base_file, depth + 1))
+            out.update(_class_chain_settings(ws, base_tree, base_node, base_file, depth + 1, class_fields=class_fields))
     out.update(init_attribute_assignments(node, file))
+    if class_fields:
+        out.update(class_defaults(node, file))
     return out
 
 
@@ -616,7 +619,7 @@ def _config_class_named_on_command(ws: Workspace, ex: Extraction, args: list[str
     if found is None:
         return
     cls, file, tree = found
-    fields = _class_fields_with_bases(ws, tree, cls, file, 0)
+    fields = _class_chain_settings(ws, tree, cls, file, 0, class_fields=True)
     if len([v for v in fields.values() if v.value is not None]) < 3:
         return
     ex.sources.append(file)
@@ -627,27 +630,6 @@ def _config_class_named_on_command(ws: Workspace, ex: Extraction, args: list[str
         held = ex.values.get(key)
         if held is None or held.source != "command":
             ex.values[key] = value
-
-
-def _class_fields_with_bases(
-    ws: Workspace, tree: ast.Module, node: ast.ClassDef, file: str, depth: int
-) -> dict[str, Value]:
-    """A settings class's class-level fields and ``self.x = literal`` in ``__init__``, over those of the job's classes
-    it derives from (three levels; a field a subclass sets replaces its base's)."""
-    out: dict[str, Value] = {}
-    for base in node.bases if depth < 3 else []:
-        if not isinstance(base, ast.Name) or base.id in ("object", node.name):
-            continue
-        local = next((c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == base.id), None)
-        hit = (local, file) if local is not None else _class_def(ws, tree, base.id, file, hops=3)
-        if hit is None or hit[0] is None:
-            continue
-        base_tree = tree if hit[1] == file else _parsed(ws, hit[1])
-        if base_tree is not None:
-            out.update(_class_fields_with_bases(ws, base_tree, hit[0], hit[1], depth + 1))
-    out.update(init_attribute_assignments(node, file))
-    out.update(class_defaults(node, file))
-    return out
 
 
 def _config_classes(ws: Workspace, ex: Extraction, code: str, script: str) -> None:

@@ -62,8 +62,10 @@ class _Composer:
 
     def exists(self, group: str, option: object) -> bool:
         """Whether ``group/option.yaml`` is a config of this project."""
-        if self.stored.get((group, str(option))) is not None:
-            return True
+        return self.stored.get((group, str(option))) is not None or self.has_file(group, option)
+
+    def has_file(self, group: str, option: object) -> bool:
+        """Whether ``group/option.yaml`` is a file of the config folder (not only a stored dataclass)."""
         rel = f"{group}/{option}" if group else str(option)
         path = f"{self.base}/{rel}.yaml" if self.base else f"{rel}.yaml"
         return self.ws.read_text_or_none(path) is not None
@@ -213,9 +215,7 @@ def compose_hydra(
     stored_groups: list[Any] = []  # the group choices of a stored config beside the primary one
     for d in defaults:  # `defaults: [base, _self_]`: a config beside the primary one, merged under it
         if (
-            isinstance(d, str)
-            and ("", d) in c.stored
-            and not c.ws.exists(f"{c.base}/{d}.yaml" if c.base else f"{d}.yaml")
+            isinstance(d, str) and ("", d) in c.stored and not c.has_file("", d)
         ):  # fmt: skip  (`- base_config`, a dataclass stored in a ConfigStore: its fields, then its own defaults list)
             beside_data = dict(c.stored[("", d)][0])
             chosen = beside_data.pop("defaults", [])

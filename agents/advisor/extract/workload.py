@@ -2000,6 +2000,11 @@ _LEADING_FAMILY: Final = re.compile(r"(?i)detr|r-?cnn|retina|yolo|fcos|[a-z0-9]d
 _IMAGE_TEXT_FACTORY: Final = re.compile(r"\bcreate_model_and_transforms\(|\bopen_clip\.create_model\(")
 
 
+def _builds_image_text(ex: Extraction) -> bool:
+    """Whether the entry or a module it reaches builds its model through a CLIP-style factory."""
+    return any(_IMAGE_TEXT_FACTORY.search(t) for t in [ex.code, *(t for _, t in ex.modules[:20])])
+
+
 def _known_flag(
     ex: Extraction,
     *,
@@ -2016,7 +2021,7 @@ def _known_flag(
     optimizer trains; a setting handed only to other constructors names a part that does not train. ``checkpoint``:
     the model is built from a loaded checkpoint, so a ``--weights`` file names it too."""
     backbone = re.compile(r"backbone|basenet|encoder", re.I)
-    image_text = _IMAGE_TEXT_FACTORY.search(ex.code + "".join(t for _, t in ex.modules[:20])) is not None
+    image_text = _builds_image_text(ex)
     try:
         tree = parse(ex.code) if trained is not None else None
     except SyntaxError:
@@ -2903,8 +2908,7 @@ def _identify(
     if sized is None and shape_name and shaped is not None:
         sized = Value(shape_name, shaped.file, shaped.line)
     if (
-        sized is not None and isinstance(sized.value, str) and _IMAGE_TEXT_FACTORY.search(ex.code + "".join(
-            t for _, t in ex.modules[:20]))
+        sized is not None and isinstance(sized.value, str) and _builds_image_text(ex)
         and known_model(clip := f"clip-{handle_name(sized.value)}") is not None
     ):  # fmt: skip
         sized = Value(clip, sized.source, sized.line)  # `create_model_and_transforms("ViT-B-32")`: the CLIP model of
