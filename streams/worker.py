@@ -23,6 +23,7 @@ from schedmate.agents.logtext.templates import TemplateClassifier
 from schedmate.agents.ml.embeddings import Embedder
 from schedmate.agents.ml.llm import client_from_settings
 from schedmate.infra.kafka import resolve_bootstrap
+from schedmate.infra.logging import stdlib_logging_config
 from schedmate.infra.settings import Settings
 from schedmate.schemas import ALL_TOPICS
 from schedmate.schemas import logs_chunks as chunks_schema
@@ -35,7 +36,7 @@ from schedmate.streams.runtime import Runtime
 from schedmate.streams.state import JobStates
 from schedmate.streams.track import TrackRuntime, register_track
 
-__all__ = ["Worker", "build_worker", "run_worker"]
+__all__ = ["Worker", "build_worker", "faust_runner", "run_worker"]
 
 
 @dataclass
@@ -125,12 +126,24 @@ def build_worker(
 
 def run_worker(settings: Settings, bootstrap: str | None = None, classify: bool = True) -> None:
     """Run a worker until SIGTERM/SIGINT (Faust drains, commits and closes; then the runtimes stop)."""
-    worker = build_worker(settings, bootstrap, classify)
+    faust_runner(build_worker(settings, bootstrap, classify), settings).execute_from_commandline()
+
+
+def faust_runner(worker: Worker, settings: Settings) -> faust.Worker:
+    """Faust's runner for ``worker``, logging through this process's renderer (one JSON object per line when the
+    log is JSON: Faust's own format for its records, e.g. mode's "Timer ... is overlapping" warning under load, broke
+    readers of the log)."""
     faust_level = "info" if settings.log_level.upper() == "DEBUG" else "warning"
     runner = faust.Worker(
-        worker.app, loglevel=faust_level, override_logging=True, quiet=True, daemon=True, redirect_stdouts=False
+        worker.app,
+        loglevel=faust_level,
+        logging_config=stdlib_logging_config(faust_level),
+        override_logging=True,
+        quiet=True,
+        daemon=True,
+        redirect_stdouts=False,
     )
     # Faust's start-up spinner writes cursor codes to stdout even when it is not a terminal; they glued themselves to
     # the next log line, which then no longer parsed as JSON (the log is one JSON object per line)
     runner.spinner = None
-    runner.execute_from_commandline()
+    return runner
