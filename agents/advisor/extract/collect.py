@@ -60,7 +60,8 @@ __all__ = ["Extraction", "collect_settings"]
 
 # A leaf under an evaluation/test section ("eval.max_iters") is not the training setting of that name.
 _EVAL_SECTION: Final = re.compile(
-    r"(?:^|\.)(?:eval|evaluation|val|valid|validation|test|testing|inference|benchmark|demo|debug|sampler\w*|"
+    r"(?:^|\.)(?:eval|evaluation|evaluate|val|valid|validation|test|testing|inference|benchmark|demo|debug|sampler\w*|"
+    r"generate|generation|"  # (audiocraft's `dataset.generate.batch_size`: the samples it writes, not training)
     r"(?:eval|val|valid|validation|test)_\w+|"  # (`eval_dataset.huggingface_dataset.batch_size`)
     r"sampling\w*|"
     r"tensorboard|visuali[sz]ation)\.",
@@ -1003,6 +1004,9 @@ def _accelerate_setup(ws: Workspace, ex: Extraction) -> None:
     procs = setting("num_processes", "num_processes")
     if launch.world_size is None and procs is not None and isinstance(procs.value, int) and 0 < procs.value < 1 << 20:
         launch.world_size = procs.value  # Accelerate's num_processes counts every process on every machine
+    elif procs is None and path is None and launch.world_size is None and launch.nproc_per_node is None:
+        launch.count_unknown = True  # no count and no config named: the user's own default config, or without one
+        # a process per visible GPU (Accelerate's "defaults used instead"): several, how many the job does not say
     kind = conf.get("distributed_type")
     dist = _ACCELERATE_TYPES.get(str(kind.value)) if kind is not None else None
     dist = "deepspeed" if flags.get("use_deepspeed") else "fsdp" if flags.get("use_fsdp") else dist

@@ -956,8 +956,8 @@ def parse_overrides(args: list[str]) -> dict[str, Value]:
             continue
         key, _, raw = a.partition("=")
         key = key.lstrip("+~").lstrip("-")
-        if not key or not all(part.replace("_", "").replace("-", "").isalnum() for part in key.split(".")):
-            continue
+        if not key or not all(part.replace("_", "").replace("-", "").isalnum() for part in re.split(r"[./]", key)):
+            continue  # (`model/lm/model_scale=medium`: a Hydra group given by its path)
         out[key] = Value(parse_literal(raw), "command")
     return out
 

@@ -22,7 +22,9 @@ from schedmate.agents.advisor.extract.workspace import Workspace
 __all__ = ["follow_entry", "follow_process_launcher", "top_level_statements"]
 
 _SCRIPT_SPEC: Final = re.compile(r"""['"]?\s*([\w.-]+)\s*=\s*([\w.]+)\s*:\s*(\w+)\s*['"]?""")
-_PARSES_ITSELF: Final = re.compile(r"\.add_argument\(|HfArgumentParser\(|@click\.|@hydra\.main|\bFLAGS\b")
+_PARSES_ITSELF: Final = re.compile(
+    r"\.add_argument\(|HfArgumentParser\(|@click\.|@hydra\.main|@(?:dora\.)?hydra_main\(|\bFLAGS\b"
+)
 _KNOWN_LAUNCHERS: Final = frozenset(
     {None, "python", "torchrun", "deepspeed", "accelerate", "mpirun", "srun", "llamafactory-cli", "bash", "sh"}
 )

@@ -16,7 +16,7 @@ from schedmate.agents.advisor.extract.config_sources import Value, constant_arit
 from schedmate.agents.advisor.extract.structured import structured_configs
 from schedmate.agents.advisor.extract.workspace import Workspace
 
-__all__ = ["compose_hydra", "interpolated"]
+__all__ = ["compose_hydra", "hydra_entry", "interpolated"]
 
 # Groups that never carry workload settings (logging, paths, sweeps, ...).
 _IGNORED_GROUPS: Final = frozenset(
@@ -24,6 +24,18 @@ _IGNORED_GROUPS: Final = frozenset(
 )
 _EXPERIMENT_GROUPS: Final = ("data", "datamodule", "dataset", "model", "trainer")
 _MAX_DEPTH: Final = 4
+_GLOBAL_PACKAGE: Final = re.compile(r"@package\s+_{1,2}global_{1,2}(?!\w)")  # (`__global__`: audiocraft's spelling)
+_DECORATOR: Final = re.compile(r"@hydra\.main\(|@(?:dora\.)?hydra_main\(")
+_DORA_IMPORT: Final = re.compile(r"^\s*(?:from dora\b[^\n]*\bimport\b[^\n]*\bhydra_main\b|import dora\b)", re.M)
+
+
+def hydra_entry(code: str) -> re.Match[str] | None:
+    """Where ``code`` decorates a function as a Hydra entry point: ``@hydra.main(...)``, or Dora's ``@hydra_main(...)``
+    (the same decorator with Dora's experiment folders: audiocraft's ``train.py``)."""
+    for m in _DECORATOR.finditer(code):
+        if m[0].startswith("@hydra.") or _DORA_IMPORT.search(code):
+            return m
+    return None
 
 
 def _norm(p: str) -> str:
@@ -48,6 +60,8 @@ class _Composer:
         self.composed: dict[str, Value] = {}
         self.stored: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}  # ConfigStore (group, name) → defaults
         self.legacy = False  # Hydra 0.11 (`config_path` names the file): every config merges at the root
+        self.choices: dict[str, Any] = {}  # group → the option the command line chooses (it wins everywhere)
+        self.applied: set[str] = set()  # groups a config's own defaults list applied
 
     def load(self, rel: str) -> tuple[dict[str, Any], list[Any], bool, str]:
         """(config without its defaults, its defaults list, whether it is @package _global_, its path)."""
@@ -58,7 +72,7 @@ class _Composer:
         except yaml.YAMLError:
             data = {}
         defaults = data.pop("defaults", []) if isinstance(data, dict) else []
-        return (data if isinstance(data, dict) else {}), defaults, "@package _global_" in text, path
+        return (data if isinstance(data, dict) else {}), defaults, _GLOBAL_PACKAGE.search(text) is not None, path
 
     def exists(self, group: str, option: object) -> bool:
         """Whether ``group/option.yaml`` is a config of this project."""
@@ -87,17 +101,40 @@ class _Composer:
         data, defaults, is_global, path = self.load(f"{group}/{option}")
         is_global = is_global or self.legacy or group.rsplit("/", 1)[-1] in data or package == "_global_"
         for d in defaults:
-            if isinstance(d, str) and d != "_self_":  # (`- medium` in task/quadruped_walk.yaml: the same group)
+            if isinstance(d, str) and d.startswith("/"):  # `- /solver/default`: a config named from the root
+                parent, _, name = d.strip("/").rpartition("/")
+                if parent and self.has_file(parent, name):
+                    self.apply_group(parent, name, depth + 1)
+            elif isinstance(d, str) and d != "_self_":  # (`- medium` in task/quadruped_walk.yaml: the same group)
                 self.apply_group(f"{group}@{package}" if package else group, d, depth + 1)
-        at = package if package and package != "_global_" else group  # `group@model.lora`: placed there
+            elif isinstance(d, dict):  # `- /model: lm/musicgen_lm`, `- override /dset: audio/default`
+                for key, opt in d.items():
+                    self._apply_nested(group, str(key), opt, depth + 1)
+        at = package if package and package != "_global_" else group.replace("/", ".")  # `group@model.lora`
         self.merge(data, path, "" if is_global else at)
+
+    def _apply_nested(self, within: str, key: str, option: Any, depth: int) -> None:
+        """A group chosen in a group config's own defaults list: ``/model`` from the config root, ``db`` relative to
+        the config's group (``solver/db``); the command line's choice of that group wins."""
+        name = re.sub(r"^(?:override|optional)\s+", "", key.strip()).strip()
+        if name.startswith("/"):
+            target = name.strip("/")
+        else:
+            target = f"{within}/{name}" if self.exists(f"{within}/{name.partition('@')[0]}", option) else name
+        base = target.partition("@")[0]
+        if base in _IGNORED_GROUPS:
+            return
+        chosen = self.choices.get(base, option)
+        if self.exists(base, chosen):
+            self.applied.add(base)
+            self.apply_group(target, chosen, depth)
 
 
 def _decorator_args(code: str, script: str, ws: Workspace) -> dict[str, str] | None:
     """The ``@hydra.main(...)`` arguments the entry gives, as strings (``config_path`` as a path from the workspace
     root when it is built from the package or the script's place: ``str(files("pkg").joinpath("configs"))``); None
     without the decorator."""
-    m = re.search(r"@hydra\.main\(", code)
+    m = hydra_entry(code)
     if not m:
         return None
     try:
@@ -107,7 +144,7 @@ def _decorator_args(code: str, script: str, ws: Workspace) -> dict[str, str] | N
     calls = [
         d for n in (ast.walk(tree) if tree is not None else ())
         if isinstance(n, ast.FunctionDef) for d in n.decorator_list
-        if isinstance(d, ast.Call) and ast.unparse(d.func) in ("hydra.main", "main")
+        if isinstance(d, ast.Call) and ast.unparse(d.func) in ("hydra.main", "main", "hydra_main", "dora.hydra_main")
     ]  # fmt: skip
     if not calls:  # (an entry that does not parse: the literal arguments, read from the text)
         tail = code[m.end() : m.end() + 400].split(")", 1)[0]
@@ -207,6 +244,7 @@ def compose_hydra(
     name = Path(config_path).stem if legacy else args.get("config_name", "config").removesuffix(".yaml")
     c.stored = structured_configs(ws, script or "", code)
     groups = {k for k in overrides if "." not in k and c.exists(k, overrides[k].value)}
+    c.choices = {g: overrides[g].value for g in groups}
     root, defaults, _, root_path = c.load(name)
     if not root and ("", name) in c.stored:  # `cs.store(name="config", node=TrainConfig)`: a dataclass tree
         root, root_path = c.stored[("", name)]
@@ -248,7 +286,7 @@ def compose_hydra(
                 experiment = chosen
                 continue
             c.apply_group(g, chosen)
-    for g in sorted(groups - packaged - listed - {"experiment"} - _IGNORED_GROUPS):
+    for g in sorted(groups - packaged - listed - c.applied - {"experiment"} - _IGNORED_GROUPS):
         c.apply_group(g, overrides[g].value)  # `+configs=an4`: a group the command line adds to the defaults
     for a in argv:  # `+lora@model.model.lora_config=r_8_alpha_16`: a group's option placed at a package
         if (pm := _PACKAGED_GROUP.fullmatch(a)) is not None and c.exists(pm[1], pm[3]):
@@ -271,12 +309,13 @@ def _apply_experiment(c: _Composer, rel: str, depth: int = 0) -> None:
         elif isinstance(d, dict):
             for k, opt in d.items():
                 g = str(k).replace("override", "").strip().lstrip("/")
-                if g in _EXPERIMENT_GROUPS:
-                    c.apply_group(g, opt)
+                if g in _EXPERIMENT_GROUPS or (g.partition("@")[0] not in _IGNORED_GROUPS and c.exists(g, opt)):
+                    c.apply_group(g, opt)  # (safari's `- /pipeline: cifar`: a group that itself lists groups)
     c.merge(data, path)
 
 
 _INTERPOLATION: Final = re.compile(r"\$\{([\w.]+)\}")
+_INNERMOST: Final = re.compile(r"\$\{\w+:[^${}]*\}")  # a resolver call with no other inside it
 _NUMBER: Final = r"\s*(-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*"
 _RESOLVER: Final = re.compile(rf"\$\{{(\w+):{_NUMBER},{_NUMBER}\}}")
 _EVAL: Final = re.compile(r"""\$\{eval:\s*["']?([\d\s.eE+\-*/()%]{1,200}?)["']?\s*\}""")
@@ -305,6 +344,16 @@ def _arithmetic_resolver(text: str) -> int | float | None:
     return None
 
 
+def _absolute(ref: str, key: str) -> str:
+    """An interpolation's target as a full key: ``${.d_model}`` in ``model.d_inner`` is ``model.d_model`` (a leading
+    dot names a sibling, each further dot one level up)."""
+    if not ref.startswith("."):
+        return ref
+    ups = len(ref) - len(ref.lstrip("."))
+    parents = key.split(".")[:-ups] if ups <= key.count(".") else []
+    return ".".join([*parents, ref.lstrip(".")])
+
+
 def interpolated(composed: dict[str, Value], overrides: dict[str, Value]) -> dict[str, Value]:
     """OmegaConf interpolations resolved where they point at another setting (``path: ${pretrained_ckpt_path}``,
     ``batch_size: ${data.batch_size}``, ``dir: ckpts/${model.name}``), the command line's values first; arithmetic
@@ -324,15 +373,22 @@ def interpolated(composed: dict[str, Value], overrides: dict[str, Value]) -> dic
             if not isinstance(v.value, str) or "${" not in v.value:
                 continue
             whole = _INTERPOLATION.fullmatch(v.value)
-            if whole is not None and (target := value_of(whole[1])) is not None:
+            if whole is not None and (target := value_of(_absolute(whole[1], key))) is not None:
                 out[key] = Value(target, v.source, v.line)
             else:
-                parts = {m[1]: value_of(m[1]) for m in _INTERPOLATION.finditer(v.value)}
+                parts = {m[1]: value_of(_absolute(m[1], key)) for m in _INTERPOLATION.finditer(v.value)}
                 if not parts or any(p is None or isinstance(p, dict | list) for p in parts.values()):
                     continue
                 text = v.value
                 for ref, part in parts.items():
                     text = text.replace(f"${{{ref}}}", str(part))
+                for _ in range(4):  # `${div_up:256, ${eval:8 * 16}}`: the inner resolver first
+                    inner = [m for m in _INNERMOST.finditer(text) if m.start() > 0 or m.end() < len(text)]
+                    values = [(m, _arithmetic_resolver(m[0])) for m in inner]
+                    if not values or any(r is None for _, r in values):
+                        break
+                    for m, r in reversed(values):
+                        text = text[: m.start()] + str(r) + text[m.end() :]
                 computed = _arithmetic_resolver(text)
                 out[key] = Value(text if computed is None else computed, v.source, v.line)
             known[key] = out[key]

@@ -23,7 +23,7 @@ from schedmate.agents.advisor.extract.slurm import SBATCH_VALUE, allocation
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
 
-__all__ = ["Launch", "follow_shell_script", "parse_command", "small_count"]
+__all__ = ["DORA_FIND_PACKAGE", "Launch", "follow_shell_script", "parse_command", "small_count"]
 
 _ASSIGN: Final = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _SEPARATORS: Final = frozenset({"&&", ";", "||", "|"})
@@ -188,6 +188,47 @@ def _python(tokens: list[str], launch: Launch) -> None:
     _script_after(rest, launch)
 
 
+_DORA_VALUE_FLAGS: Final = frozenset({"-P", "--package", "--main_module", "-f", "--from_sig", "-g", "--gpus", "-p",
+                                       "--partition", "-c", "--comment"})  # fmt: skip
+DORA_FIND_PACKAGE: Final = "?"  # the package is the folder of the working directory holding the main module
+
+
+def _dora(tokens: list[str], launch: Launch) -> None:
+    """``dora [-P pkg] [--main_module train] run [-d] [overrides]`` (or ``launch [-g N]``): Dora imports
+    ``pkg.train`` (the package named by ``-P``/``DORA_PACKAGE``, else the first folder of the working directory with
+    that module) and hands it the overrides; ``run`` is one local process, ``run -d`` one per visible GPU (how many
+    is not said), ``launch -g N`` a Slurm job of N GPUs. ``grid`` starts many experiments: not one job's command."""
+    package, main, sub, rest, ddp = launch.env.get("DORA_PACKAGE"), "train", None, [], False
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        name, eq, inline = t.partition("=")
+        value = inline if eq else (tokens[i + 1] if i + 1 < len(tokens) and name in _DORA_VALUE_FLAGS else None)
+        i += 1 if eq or value is None else 2
+        if sub is None and not t.startswith("-"):
+            sub = t
+        elif sub is None and name in ("-P", "--package"):
+            package = value
+        elif sub is None and name == "--main_module":
+            main = value or main
+        elif sub is not None and name in ("-d", "--ddp"):
+            ddp = True
+        elif sub is not None and name in ("-g", "--gpus"):
+            launch.world_size = small_count(value)
+        elif sub is not None and not t.startswith("-"):
+            rest.append(t)
+    if sub not in ("run", "launch"):
+        return
+    launch.launcher, launch.args = "dora", rest
+    launch.module = f"{package or DORA_FIND_PACKAGE}.{main}"
+    if sub == "run" and ddp:
+        launch.count_unknown = True
+    elif sub == "run":
+        launch.world_size = 1
+    elif launch.world_size is None:
+        launch.world_size = 1  # (`dora launch` asks Slurm for one GPU unless -g says more)
+
+
 def _script_after(tokens: list[str], launch: Launch) -> None:
     if not tokens:
         return
@@ -323,6 +364,8 @@ def parse_command(command: str | list[str]) -> Launch:
         elif exe == "accelerate" and cmd[1:2] == ["launch"]:
             launch.launcher = "accelerate"
             _script_after(_take_flags(cmd[2:], launch, _LAUNCHER_INT_FLAGS["accelerate"]), launch)
+        elif exe == "dora":
+            _dora(cmd[1:], launch)
         elif exe.startswith("python"):
             launch.launcher = launch.launcher or "python"
             _python(cmd[1:], launch)

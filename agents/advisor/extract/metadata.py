@@ -23,7 +23,14 @@ from schedmate.agents.advisor.extract.budget import Budget, spending
 from schedmate.agents.advisor.extract.collect import Extraction, collect_settings
 from schedmate.agents.advisor.extract.config_sources import Value
 from schedmate.agents.advisor.extract.entry import follow_entry, follow_process_launcher
-from schedmate.agents.advisor.extract.launch import Launch, follow_shell_script, parse_command, small_count
+from schedmate.agents.advisor.extract.hydra import hydra_entry
+from schedmate.agents.advisor.extract.launch import (
+    DORA_FIND_PACKAGE,
+    Launch,
+    follow_shell_script,
+    parse_command,
+    small_count,
+)
 from schedmate.agents.advisor.extract.spawn import spawned_command
 from schedmate.agents.advisor.extract.syntax import parse, walk
 from schedmate.agents.advisor.extract.workload import WorkloadIdentity, identify_workload
@@ -37,6 +44,8 @@ __all__ = ["extract_metadata"]
 _LR_KEYS = (
     "learning_rate",
     "lr",
+    "optimizer.lr",
+    "optim.lr",
     "model.optimizer.lr",
     "train.learning_rate",
     "optimizer.params.lr",
@@ -197,6 +206,12 @@ def _resolve_launch(root: Workspace, launch: Launch) -> tuple[Workspace, Launch]
         and any(a in ("-m", "--module") for a in launch.launcher_args[-1:])
     ):  # fmt: skip  (`deepspeed --module openrlhf.cli.train_sft`)
         launch.module, launch.script = launch.script, None  # `torchrun --nproc_per_node 2 -m pkg.main`
+    if launch.launcher == "dora" and launch.module and launch.module.startswith(f"{DORA_FIND_PACKAGE}."):
+        main = launch.module.partition(".")[2]  # `dora run …` without -P: the first package here holding train.py
+        package = next(
+            (d for d in ws.child_dirs() if ws.exists(f"{d}/__init__.py") and ws.exists(f"{d}/{main}.py")), None
+        )
+        launch.module = f"{package}.{main}" if package else None
     if not launch.script and launch.module:  # `python -m pkg.train`, `torchrun -m pkg.train`: the module's file
         base = launch.module.replace(".", "/")
         for cand in (
@@ -449,7 +464,7 @@ def _setup(ex: Extraction) -> _Setup:
     elif (
         (num_gpus or 1) > 1
         or (num_gpus is None and launch.count_unknown)  # `torchrun --nproc_per_node=$num_gpus`: set at run time
-        or (strategy is not None and "ddp" in str(strategy.value).lower())
+        or (strategy is not None and "ddp" in str(strategy.value).lower() and not (told and num_gpus == 1))
         or launch.launcher == "relaunch"
         or "--multi_gpu" in flags
     ):
@@ -458,7 +473,16 @@ def _setup(ex: Extraction) -> _Setup:
         launch.launcher == "python"
         and re.search(r"\bspawn\(", ex.code)
         and not spawns_dead
-        and ("DistributedDataParallel(" in ex.code or _ddp_alias_called(ex.code) or "ddp_wrap" in ex.uses)
+        and (
+            "DistributedDataParallel(" in ex.code
+            or _ddp_alias_called(ex.code)
+            or "ddp_wrap" in ex.uses
+            or (
+                uses_all_visible
+                and "spawn" in ex.uses
+                and any(re.search(r"DistributedDataParallel\(|init_process_group\(", t) for _, t in ex.modules[:40])
+            )
+        )  # (MMF's `mmf_run`: a process per visible GPU, each joining the process group its package sets up)
         and ("--multiprocessing-distributed" in launch.args or not re.search(r"multiprocessing.distributed", ex.code))
     ):
         distributed = "ddp"  # the script spawns one DDP process per GPU itself (the wrap in it or in a module it calls)
@@ -748,12 +772,18 @@ def _batch_sizes(
     acc = max(acc, 1)  # `ACCUMULATION_STEPS = 0`: accumulation off, one step per batch
     if ex.per_rank_accum_divided:
         return bs, bs * acc
+    if num_gpus is None and distributed not in ("single_gpu", "dp") and _SPLIT_BATCHES.search(ex.code):
+        return None, bs * acc  # `Accelerator(split_batches=True)`: the loader's batch is the total, split over the
+        # processes (how many the command does not say: each one's share is unknown)
     if num_gpus is None and distributed not in ("single_gpu", "dp") and not ex.batch_split_in_code:
         return bs, None  # one process per visible GPU, how many the command does not say: the total is unknown
     if (distributed == "dp" and not per_gpu) or distributed == "model_parallel":
         return bs, bs * acc  # one process: DataParallel splits the loader's batch over the GPUs (or one model
         # spread over them takes each batch whole)
     return bs, bs * acc * (num_gpus or 1)
+
+
+_SPLIT_BATCHES: Final = re.compile(r"\bAccelerator\([^)]*\bsplit_batches\s*=\s*True")
 
 
 def _precision(ex: Extraction) -> str:
@@ -798,9 +828,12 @@ def _precision(ex: Extraction) -> str:
             return "bf16"
         if said in ("fp16", "float16", "half", "o1", "o2", "o3"):
             return "fp16"
-    if (v := ex.get("mixed_precision", "use_mixed_precision")) is not None and v.value is True:
-        kind = ex.get("mixed_precision_dtype", "amp_dtype")  # `common.mixed_precision: true`: AMP, float16 unless
-        return "bf16" if kind is not None and "bf" in str(kind.value).lower() else "fp16"  # its dtype says bf16
+    if (
+        v := ex.get("mixed_precision", "use_mixed_precision", "autocast", "use_autocast")
+    ) is not None and v.value is True:
+        kind = ex.get("mixed_precision_dtype", "amp_dtype", "autocast_dtype")  # `common.mixed_precision: true`,
+        # audiocraft's `autocast: true`: AMP, float16 unless its dtype says bf16
+        return "bf16" if kind is not None and "bf" in str(kind.value).lower() else "fp16"
     if (u := uses.get("load_dtype")) is not None and u.value in ("bfloat16", "float16"):
         return "bf16" if u.value == "bfloat16" else "fp16"  # the trained model's weights loaded in half precision
     for key, v in ex.values.items():  # the model's own compute dtype (gin `network.T5Config.dtype = 'bfloat16'`)
@@ -856,7 +889,7 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         (t := ex.get("trainer._target_")) is not None and re.search(r"lightning|\bpl\.", str(t.value), re.I)
     ):  # (a Hydra `trainer._target_` that is Lightning's; SAM 2's `training.trainer.Trainer` is its own loop)
         fw += ["Lightning"]
-        if "@hydra.main" in code:
+        if hydra_entry(code):
             fw.append("Hydra")
     elif _HF_TRAINER.search(code) and re.search(
         r"^\s*(?:from|import) (?:transformers|trl|sentence_transformers)\b", code, re.M
@@ -878,18 +911,21 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         if re.search(r"^\s*from diffusers\b[^\n]*\bimport\b(?:[^\n]*|\s*\([^)]*?)\bUNet\w*Model\b", code, re.M):
             fw.append("Diffusers")  # it trains a diffusers U-Net (a text encoder from transformers stays frozen)
         elif (
-            _imports_used(code, "transformers")
-            or any(
-                re.search(r"^(?:from transformers import|import transformers)", text, re.M)  # at module level (a
-                # method's own import for an optional path, nanoGPT's `from_pretrained('gpt2')`, does not count)
-                and _loads_for_entry(text, code)
-                for _, text in ex.modules[:20]
+            not _only_frozen_transformers(ex)
+            and (
+                _imports_used(code, "transformers")
+                or any(
+                    re.search(r"^(?:from transformers import|import transformers)", text, re.M)  # at module level (a
+                    # method's own import for an optional path, nanoGPT's `from_pretrained('gpt2')`, does not count)
+                    and _loads_for_entry(text, code)
+                    for _, text in ex.modules[:20]
+                )
             )
         ):  # (the job's own package loads a transformers model: OpenNRE's BERTEncoder)
             fw.append("HF Transformers")
         if re.search(r"^\s*(?:from|import) megatron\b", code, re.M):
             fw.append("Megatron")  # Megatron(-Core) builds and runs the model (tensor/pipeline parallel)
-    if "@hydra.main" in code and "Hydra" not in fw:
+    if hydra_entry(code) and "Hydra" not in fw:
         fw.append("Hydra")  # the entry is composed by Hydra, whatever trains
     if fw[0] != "LLaMA-Factory":
         peft_flag = ex.get("use_peft", "use_peft_lora")  # TRL's ModelConfig (or a script's own switch): the LoRA
@@ -915,6 +951,14 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         ):  # wrapped where the code runs (not in the arm of `if cfg.distributed_strategy == "fsdp"` it rules out)
             fw.append("PyTorch FSDP")
     return fw
+
+
+def _only_frozen_transformers(ex: Extraction) -> bool:
+    """Whether the job's transformers checkpoints are loaded frozen (a text encoder feeding the trained network,
+    never handed to the optimizer) while the model it trains is built some other way: transformers runs, nothing of
+    it trains."""
+    frozen, model = ex.uses.get("frozen_pretrained"), ex.uses.get("model")
+    return frozen is not None and (model is None or not model.how.endswith("from_pretrained()"))
 
 
 _TRAINER_SUBCLASS: Final = re.compile(r"^class \w+\([^)]*\b(?:Seq2Seq)?Trainer\)", re.M)
@@ -1034,6 +1078,12 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages, command: str = "") -> Wo
             key = "max_steps" if m.group(2) == "ba" else "epochs"
             t.prov[key] = FieldSource(file=dur.source, line=dur.line, path="static")
             max_steps, epochs = (int(m.group(1)), None) if key == "max_steps" else (None, int(m.group(1)))
+    if (
+        epochs is not None and max_steps is not None
+        and re.match(r"(?:lr_)?sched(?:ule|uler)?\.", t.keys.get("max_steps", "")) is not None
+    ):  # fmt: skip
+        max_steps = None  # (`scheduler.num_training_steps`: how long the rate schedule runs, not when training stops)
+        t.prov.pop("max_steps", None)
     by_loop, by_name = t.prov.get("epochs"), t.prov.get("max_steps")
     if by_loop is not None and by_loop.path == "use" and by_name is not None and by_name.path != "use":
         max_steps = None  # the loop the code runs counts epochs; a setting merely named like a step count does not win

@@ -2421,9 +2421,19 @@ _CLI_DECORATORS: Final = frozenset({"click.command", "click.group", "command"}) 
 # its options (`@click.option('-p', '--config_path', default=…)`), read as the command line gives them
 
 
-_BUILTIN_TYPES: Final[dict[str, type]] = {
-    "str": str, "int": int, "float": float, "bool": bool, "dict": dict, "list": list, "tuple": tuple
-}  # fmt: skip
+_BUILTIN_TYPES: Final[dict[str, type | tuple[type, ...]]] = {
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "dict": dict,
+    "list": list,
+    "tuple": tuple,
+    "Sequence": (list, tuple, str),
+    "Mapping": dict,
+    "ListConfig": (list, tuple),
+    "DictConfig": dict,
+}  # fmt: skip  (the abstract kinds a config value is tested against: `isinstance(n_devices, Sequence)`)
 _BUILTIN_CALLS: Final = frozenset({"open", "print", "len", "str", "int", "float", "list", "tuple", "dict", "set"})
 
 
@@ -2913,7 +2923,7 @@ def find_uses(
         if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, ast.Call)
         and _callee(loop.iter) in ("modules", "children") and not loop.iter.args
     }  # fmt: skip
-    frozen = _frozen_modules(tree)
+    frozen = _frozen_modules(tree) | _loaded_not_optimized(tree)
     in_ifexp = {  # a call in an arm of a conditional expression → (the expression, whether in its true arm)
         id(n): (e, arm) for e in walk(tree) if isinstance(e, ast.IfExp)
         for arm, part in ((True, e.body), (False, e.orelse)) for n in walk(part)
@@ -2995,6 +3005,10 @@ def find_uses(
                 if wrapped is not None and wrapped in frozen:
                     continue  # `teacher = nn.DataParallel(teacher)`: a network only run for its outputs
             if fieldname == "model" and held_by.get(id(node)) in frozen:
+                if "frozen_pretrained" not in out and callee == "from_pretrained":
+                    out["frozen_pretrained"] = Use(
+                        _dotted(node.func), file, node.lineno, "a checkpoint loaded and not trained (frozen)"
+                    )
                 continue  # `vae = AutoencoderKL.from_pretrained(…)` then `vae.requires_grad_(False)`: not trained
             if fieldname == "amp_dtype" and id(node) in in_ifexp and _arm_taken(r, tree, in_ifexp[id(node)]) is False:
                 continue  # `GradScaler() if args.fp16 else None` with fp16 off: not built
@@ -3254,6 +3268,39 @@ def _frozen_modules(tree: ast.AST) -> set[str]:
         name for name, called in modes.items()
         if called & {"eval", "freeze"} and not called & {"train", "parameters", "named_parameters", "requires_grad_"}
     }  # fmt: skip
+
+
+def _loaded_not_optimized(tree: ast.AST) -> set[str]:
+    """Names bound to a loaded checkpoint (``model_lm = AutoModelForCausalLM.from_pretrained(...).get_decoder()``)
+    whose parameters no optimizer receives while another module's do (``AdamW(model.parameters(), ...)``), and
+    that are never read for their parameters or put in train mode: a frozen encoder feeding the trained model."""
+    optimized: set[str] = set()
+    touched: set[str] = set()
+    for n in walk(tree):
+        if not isinstance(n, ast.Call):
+            continue
+        if _callee(n) in OPTIMIZERS and n.args:
+            first = n.args[0]
+            if (
+                isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute)
+                and first.func.attr in ("parameters", "named_parameters") and isinstance(first.func.value, ast.Name)
+            ):  # fmt: skip
+                optimized.add(first.func.value.id)
+            else:
+                return set()  # a parameter list built elsewhere: which modules it holds is not told here
+        elif (
+            isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+            and n.func.attr in ("parameters", "named_parameters", "train", "requires_grad_")
+        ):  # fmt: skip
+            touched.add(n.func.value.id)
+    if not optimized:
+        return set()
+    loaded = {
+        stmt.targets[0].id for stmt in walk(tree)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+        and any(isinstance(c, ast.Call) and _callee(c) == "from_pretrained" for c in walk(stmt.value))
+    }  # fmt: skip
+    return loaded - optimized - touched
 
 
 def _unwrapped_name(call: ast.Call) -> str | None:

@@ -148,7 +148,7 @@ def _gpt_params(ex: Extraction, *, char_level: bool = False) -> float | None:
     attention = 4 * width * width
     if heads and kv_heads and kv_heads < heads and width % heads == 0:  # grouped-query attention: smaller K and V
         attention = 2 * width * width + 2 * width * kv_heads * (width // heads)
-    inner = _int_setting(ex, "intermediate_size", "ffn_hidden_size", "ffn_dim")
+    inner = _int_setting(ex, "intermediate_size", "ffn_hidden_size", "ffn_dim", "d_inner", "d_ff")
     act = ex.get("hidden_act", "activation", "activation_function")
     gated = act is not None and str(act.value).lower() in ("silu", "swiglu", "swish", "geglu")  # LLaMA's SwiGLU MLP
     mlp = (3 if gated else 2) * width * inner if inner else 8 * width * width
@@ -1475,6 +1475,55 @@ def _is_plain_class(built: object) -> bool:
     return bases is not None and all(b == "object" for b in bases)
 
 
+def _is_lightning_class(ex: Extraction, name: str) -> bool:
+    """Whether ``name`` is a class of the job's that subclasses Lightning's ``LightningModule`` (a training harness
+    that builds the network, not the network)."""
+    pattern = re.compile(rf"^class {re.escape(name)}\(\s*(?:\w+\.)*LightningModule\b", re.M)
+    return any(pattern.search(text) for text in [ex.code, *(t for _, t in ex.modules[:40])])
+
+
+_NAME_KEYS: Final = ("model._name_", "model.name", "model._target_name")
+
+
+def registered_source(ex: Extraction) -> FieldSource:
+    """Where the setting that chose a path-registered model is (for provenance)."""
+    v = next((ex.values[k] for k in _NAME_KEYS if k in ex.values), None)
+    return _source(v) if v is not None else FieldSource(file=ex.launch.script or "")
+
+
+def _path_registered_model(ws: Workspace, ex: Extraction, counter: ParamCounter) -> _Model | None:
+    """The network a model section's name selects from a registry of import paths in the job's code (safari's
+    ``model = {"lm": "src.models.sequence.long_conv_lm.ConvLMHeadModel", …}`` with ``model._name_: lm``): the class
+    at that path, counted with the section's settings as its arguments."""
+    chosen = next((ex.values[k] for k in _NAME_KEYS if k in ex.values), None)
+    if chosen is None or not isinstance(chosen.value, str) or not re.fullmatch(r"[\w.-]{1,64}", chosen.value):
+        return None
+    entry = re.compile(rf"""['"]{re.escape(chosen.value)}['"]\s*:\s*['"]((?:\w+\.)+)(\w+)['"]""")
+    texts = [*ex.modules[:60]]
+    for n, file in enumerate(ws.files((".py",))):
+        if n >= 800 or len(texts) >= 80:
+            break
+        if re.search(r"(?:^|/)regist\w*\.py$", file) and (text := ws.read_text_or_none(file)):
+            texts.append((file, text))
+    for _, text in texts:
+        if (m := entry.search(text)) is None:
+            continue
+        module, cls = m[1].rstrip("."), m[2]
+        found = next((f for f in (f"{module.replace('.', '/')}.py", f"{module.replace('.', '/')}/__init__.py")
+                      if ws.exists(f)), None)  # fmt: skip
+        kwargs: dict[str, Any] = {}
+        for key, v in ex.values.items():  # the section's settings, nested (`model.layer.l_max` → layer={l_max: …})
+            if key.startswith("model.") and key not in _NAME_KEYS:
+                *path, leaf = key[len("model.") :].split(".")
+                at = kwargs
+                for p in path:
+                    at = at.setdefault(p, {}) if isinstance(at.get(p, {}), dict) else {}
+                at[leaf] = v.value
+        count = counter.count_class(found, cls, kwargs) if found is not None else None
+        return _Model(cls, None, count, _layer_kinds(counter) if count else None, file=found)
+    return None
+
+
 def _is_lightning_module(built: object) -> bool:
     return any(b.rsplit(".", 1)[-1] == "LightningModule" for b in _class_bases(built) or [])
 
@@ -2505,7 +2554,8 @@ def _folder_name(path: str) -> str | None:
     placeholder = {"to", "path", "xxx", "yyy", "your", "my", "dir", "folder"}  # `/path/to/images`
     if parts and "$" in parts[-1]:
         return None  # `--data-dir $DATA_DIR`: a shell variable the command leaves to the user's shell names nothing
-    return parts[-1] if parts and parts[-1].lower() not in placeholder else None
+    name = (_DATA_SUFFIX.sub("", parts[-1]) or parts[-1]) if parts else None  # (`configs/data/JourneyDB.yaml`)
+    return name if name and name.lower() not in placeholder else None
 
 
 def _data_file_dataset(ws: Workspace, path: str) -> str | None:
@@ -2561,7 +2611,10 @@ def _data_file_name(path: str) -> str:
     parts = path.rstrip("/").split("/")
     if len(parts) >= 2 and _SPLIT_FILE.fullmatch(parts[-1]) and parts[-2].lower() not in _GENERIC_DIRS:
         return parts[-2]
-    return parts[-1]
+    return _DATA_SUFFIX.sub("", parts[-1]) or parts[-1]  # (`configs/data/JourneyDB.yaml`: "JourneyDB")
+
+
+_DATA_SUFFIX: Final = re.compile(r"(?i)\.ya?ml$")  # a file describing the data, not the data's own file
 
 
 def _known_in(value: Any) -> str | None:
@@ -2809,6 +2862,13 @@ def _identify(
         typed = _model_from_type_setting(ws, ex, counter, prov)  # the call built a harness (`M(opt)`, KAIR's model
         if typed.name is not None:  # wrapper); a setting names the network it trains (the harness's count is its)
             model = typed if typed.count is not None else _Model(typed.name, typed.cls, model.count, model.kinds)
+    if (
+        target is None
+        and (model.name is None or _is_lightning_class(ex, model.name))
+        and (by_path := _path_registered_model(ws, ex, counter)) is not None
+    ):  # fmt: skip  (safari's `model._name_: lm` → ConvLMHeadModel, which its LightningModule instantiates)
+        model = by_path if by_path.count is not None else _Model(by_path.name, None, model.count, model.kinds)
+        prov["model_name"] = registered_source(ex)
     if model.count is None and model.name and (injected := _injected_count(ws, ex, counter, model.name)) is not None:
         model = _Model(model.name, model.cls, injected, model.kinds, model.part, model.file)
     if (
@@ -2955,10 +3015,11 @@ def _identify(
         not text_data
         and ident.model_type in (None, "cnn", "vision_transformer", "diffusion_unet", "unet")
         and (
-            pretrained is None or from_flag or _DIFFUSION_CALLS.search(ex.code) is not None
-        )  # (a config naming the architecture the job builds: PixArt's `model = …`; a checkpoint trained on the
-        and (_vocabulary(ex, _DIFFUSION_WORDS) or _DIFFUSION_CALLS.search(ex.code) is not None)  # noise a
-        # scheduler adds: a diffusion transformer fine-tuned)
+            pretrained is None or from_flag or built_by_job or _DIFFUSION_CALLS.search(ex.code) is not None
+        )  # (a registry building the named architecture: Lumina's `models.__dict__[args.model](…)`; a config naming
+        # the architecture the job builds: PixArt's `model = …`; a checkpoint trained on the noise a scheduler adds:
+        and (_vocabulary(ex, _DIFFUSION_WORDS) or _DIFFUSION_CALLS.search(ex.code) is not None)  # a diffusion
+        # transformer fine-tuned)
     ):
         ident.model_type = ident.model_type if ident.model_type not in (None, "cnn", "unet") else "diffusion_unet"
         ident.task = "image_generation_diffusion"  # noise schedules, q/p sampling, SDE marginals
@@ -3044,6 +3105,17 @@ def _identify(
     ):  # fmt: skip
         ident.task = "image_classification"  # the config's classification over a known image dataset (the README
         # of a toolkit that also segments and detects describes them all)
+    if (
+        ident.task is None and made_for in (None, "image_classification") and not gan
+        and ident.model_type in (None, "cnn") and canonical_dataset(ident.dataset or "") is not None
+        and any(
+            re.fullmatch(r"(?:\w+\.)?loss(?:\.\w+)?", k) is not None and "cross_entropy" in str(v.value).lower()
+            for k, v in ex.values.items()
+        )
+        and any(re.fullmatch(r"(?:\w+\.)?metrics?", k) and "accuracy" in str(v.value) for k, v in ex.values.items())
+    ):  # fmt: skip
+        ident.task = "image_classification"  # a network of no listed family (safari's long convolutions over CIFAR's
+        # pixels) trained with the cross-entropy its config names and scored by accuracy: classifying the images
     if gan and ident.task == "image_classification":
         ident.task = None  # a GAN's discriminator classifies real from fake; the generator it trains is no classifier
     if ident.task == "image_classification" and _embeds_tokens(ws, model):

@@ -220,6 +220,15 @@ class Workspace:
             self._named[name] = found[0] if len(found) == 1 else None
         return self._named[name]
 
+    def child_dirs(self, limit: int = 2_000) -> list[str]:
+        """Names of the folders directly in the workspace root, sorted (at most ``limit`` entries are looked at)."""
+        try:
+            with os.scandir(self.root) as it:
+                entries = [e for _, e in zip(range(limit), it, strict=False)]
+        except OSError:
+            return []
+        return sorted(e.name for e in entries if not e.name.startswith(".") and self.is_dir(e.name))
+
     def files(self, suffixes: tuple[str, ...] = TEXT_SUFFIXES) -> Iterator[str]:
         """Relative paths of text files of interest (bounded walk). A symlinked folder is walked once when it
         resolves inside the boundary (a recipe folder's ``wenet -> ../../../wenet``), never one outside or a loop."""
