@@ -743,6 +743,41 @@ def _llamafactory(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
     ex.values.update(overrides)
 
 
+def _swift(ex: Extraction) -> None:
+    """ms-swift's ``swift sft|pt|rlhf --model … --dataset … --tuner_type lora``: transformers' Trainer run on a Hub
+    (or ModelScope) checkpoint, in its own words: ``--model`` is the checkpoint, the first ``--dataset`` (less its
+    ``#500`` sample count) the data, ``--tuner_type``/``--train_type`` the adapters, ``--deepspeed zero3`` its
+    bundled ZeRO config, and ``--torch_dtype bfloat16`` the precision it trains in when no flag says otherwise."""
+    launch = ex.launch
+    given = flag_values(launch.args)
+    ex.values.update(given)
+    stage = (launch.module or "").rpartition(".")[2]
+    ex.values["stage"] = Value("dpo" if stage == "rlhf" else stage, "command")
+    if (model := given.get("model")) is not None:
+        ex.values["model_name_or_path"] = model
+    datasets = [a for a in _after_flag(launch.args, "--dataset") if not a.startswith("-")]
+    if datasets:
+        ex.values["dataset"] = Value(datasets[0].split("#", 1)[0], "command")
+    kind = given.get("tuner_type") or given.get("train_type")
+    if kind is not None:
+        ex.values["finetuning_type"] = Value(str(kind.value), "command")
+    zero = given.get("deepspeed")
+    if zero is not None and (m := re.fullmatch(r"zero(\d)(?:_offload)?", str(zero.value))) is not None:
+        ex.values["deepspeed.zero_optimization.stage"] = Value(int(m[1]), "command")
+    dtype = str((given.get("torch_dtype") or Value(None, "")).value)
+    if given.get("bf16") is None and given.get("fp16") is None and dtype in ("bfloat16", "float16"):
+        ex.values["bf16" if dtype == "bfloat16" else "fp16"] = Value(True, "command")
+
+
+def _after_flag(args: list[str], flag: str) -> list[str]:
+    """The words after ``flag`` up to the next option (a flag taking several values: ``--dataset a#500 b#500``)."""
+    if flag not in args:
+        return []
+    rest = args[args.index(flag) + 1 :]
+    cut = next((i for i, a in enumerate(rest) if a.startswith("--")), len(rest))
+    return rest[:cut]
+
+
 def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) -> None:
     launch = ex.launch
     script = launch.script or ""
@@ -1074,6 +1109,8 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
     script = launch.script or ""
     if launch.launcher == "llamafactory-cli":
         _llamafactory(ws, ex, overrides)
+    elif launch.launcher == "swift" and launch.module:
+        _swift(ex)
     elif not script.endswith(".py") and launch.launcher not in ("python", "bash", "sh"):
         _read_config_files(ws, ex, [*([script] if script else []), *launch.args])  # any CLI: `tool --config x.yaml`
         ex.values.update(flag_values(launch.args))

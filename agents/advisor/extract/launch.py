@@ -53,6 +53,7 @@ _VALUE_FLAGS: Final = re.compile(
 
 
 _ASCII_DIGITS: Final = re.compile(r"[0-9]{1,9}")
+_SWIFT_STAGES: Final = frozenset({"sft", "pt", "rlhf"})
 _TRL_COMMANDS: Final = frozenset({"sft", "dpo", "kto", "grpo", "rloo", "reward", "orpo", "ppo", "online_dpo"})
 _ARRAY: Final = re.compile(r"^[ \t]*(?:export\s+|declare\s+-a\s+|local\s+)?(\w+)=\(([^()]*)\)", re.M)
 _VAR: Final = re.compile(r"\$\{(\w+)(?::-([^}]*))?\}|\$(\w+)")
@@ -393,6 +394,13 @@ def parse_command(command: str | list[str]) -> Launch:
             launch.launcher, launch.script, launch.args = "exec", cmd[0].removeprefix("./"), cmd[1:]
         else:
             launch.launcher, launch.script, launch.args = exe, None, cmd[1:]
+            if exe == "swift" and cmd[1:2] and cmd[1] in _SWIFT_STAGES:  # ms-swift: `swift sft --model … --dataset …`
+                launch.module, launch.args = f"swift.{cmd[1]}", cmd[2:]
+                nproc = small_count(launch.env.get("NPROC_PER_NODE"))  # swift runs torchrun over NPROC_PER_NODE
+                if nproc is not None:
+                    launch.nproc_per_node, launch.nnodes = nproc, small_count(launch.env.get("NNODES"))
+                elif (visible := launch.visible_gpus) is not None:
+                    launch.world_size = 1 if visible >= 1 else None  # one process (its devices: `device_map` below)
             if exe == "llamafactory-cli":  # llamafactory-cli train [config.yaml] [key=value | --key value ...]
                 rest = cmd[2:]
                 if rest and not rest[0].startswith("-") and "=" not in rest[0]:
@@ -932,13 +940,14 @@ _HEREDOC_READ: Final = re.compile(
     r"""^[ \t]*read\s+(?:-[a-z]+\s+(?:(?:''|"")\s+)?)*(\w+)\s*<<-?\s*['"]?(\w+)['"]?[ \t]*\n(.*?)\n[ \t]*\2[ \t]*$""",
     re.M | re.S,
 )
-_ARITH: Final = re.compile(r"\$\(\(([^()]{0,200})\)\)")
+_ARITH: Final = re.compile(r"\$\(\(([^()]{0,200})\)\)|\$\(expr\s+([^()`;|&]{1,200})\)")  # (and `$(expr 16 / $n)`)
 
 
 def _arithmetic(variables: dict[str, str], m: re.Match[str]) -> str:
     """A shell arithmetic expansion ``$((GPU_ID*10+1))`` over integers the script set: its value; anything else (an
     unknown variable, a non-integer) stays as written."""
-    expr = re.sub(r"\$?\{?([A-Za-z_]\w*)\}?", lambda v: variables.get(v[1], v[0]), m[1])
+    written = m[1] if m[1] is not None else m[2].replace("\\*", "*")  # (expr's operands are words: `\*` multiplies)
+    expr = re.sub(r"\$?\{?([A-Za-z_]\w*)\}?", lambda v: variables.get(v[1], v[0]), written)
     if not re.fullmatch(r"[\d\s+\-*/%()]+", expr):
         return m[0]
     try:

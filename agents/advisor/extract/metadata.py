@@ -877,6 +877,12 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
             fw.append("PEFT")
         if zero_stage is not None:
             fw.append("DeepSpeed")
+    elif ex.launch.launcher == "swift":  # ms-swift runs transformers' Trainer (its subclass) on the checkpoint
+        fw += ["PyTorch", "HF Trainer"]
+        if str((ex.get("finetuning_type") or Value(None, "")).value) in ("lora", "qlora", "longlora", "adalora"):
+            fw.append("PEFT")
+        if zero_stage is not None:
+            fw.append("DeepSpeed")
     elif ex.launch.launcher == "llamafactory-cli":
         fw += ["LLaMA-Factory", "HF Trainer"]
         if zero_stage is not None:
@@ -938,13 +944,15 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
             builds = peft_flag.value  # `use_peft: false` (its default): importing peft builds no adapters
         else:
             builds = re.search(r"^\s*(?:from peft\b|import peft\b)", code, re.M) is not None
-        if builds or peft_on:
+        if (builds or peft_on) and "PEFT" not in fw:
             fw.append("PEFT")
         if "apex_amp" in ex.uses or "apex_use" in ex.uses:  # an apex API called where the code runs
             fw.append("apex")
         named = ex.get("deepspeed")  # `--deepspeed configs/ds.json` handed to the HF Trainer: DeepSpeed runs it
         handed = named is not None and isinstance(named.value, str) and named.value.endswith(".json")
-        if zero_stage is not None or "deepspeed.initialize(" in code or (handed and "HF Trainer" in fw):
+        if "DeepSpeed" not in fw and (
+            zero_stage is not None or "deepspeed.initialize(" in code or (handed and "HF Trainer" in fw)
+        ):
             fw.append("DeepSpeed")  # (its config may not be readable: the stage is then unknown, not the engine)
         if ((f := ex.get("fsdp")) is not None and f.value) or (
             re.search(r"\bFullyShardedDataParallel\(|\bFSDP\(", code) and ("fsdp_wrap" in ex.uses or not ex.uses)
@@ -1072,11 +1080,13 @@ def _fields(ws: Workspace, ex: Extraction, st: _Stages, command: str = "") -> Wo
         t.prov["batch_size_per_device"] = FieldSource(file=named.source, line=named.line, path="static")
     epochs = t.take("epochs", *_EPOCH_KEYS, use="epochs")
     max_steps = t.take("max_steps", *_STEP_KEYS, use="max_steps")
-    if epochs is None and max_steps is None and (dur := ex.get("max_duration")) is not None:
+    used_dur = ex.uses.get("max_duration")  # (Composer's `Trainer(max_duration="3ep")` where the code runs)
+    dur = Value(used_dur.value, used_dur.file, used_dur.line) if used_dur is not None else ex.get("max_duration")
+    if epochs is None and max_steps is None and dur is not None:
         m = re.fullmatch(r"\s*(\d+)\s*(ba|ep)\s*", str(dur.value))  # Composer's time strings: batches or epochs
         if m is not None:
             key = "max_steps" if m.group(2) == "ba" else "epochs"
-            t.prov[key] = FieldSource(file=dur.source, line=dur.line, path="static")
+            t.prov[key] = FieldSource(file=dur.source, line=dur.line, path="use" if used_dur else "static")
             max_steps, epochs = (int(m.group(1)), None) if key == "max_steps" else (None, int(m.group(1)))
     if (
         epochs is not None and max_steps is not None

@@ -80,7 +80,7 @@ _BIN: Final[dict[type, Callable[[Any, Any], Any]]] = {
 OPTIMIZERS: Final = frozenset(
     {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "LAMB", "Lamb", "Lion",
      "AdamW8bit", "Adam8bit", "PagedAdamW", "PagedAdamW8bit", "FusedAdam", "FusedLAMB", "DeepSpeedCPUAdam",
-     "Adafactor", "LARS", "SophiaG", "ASGD", "Rprop", "SparseAdam"}
+     "Adafactor", "LARS", "SophiaG", "ASGD", "Rprop", "SparseAdam", "DecoupledSGDW", "DecoupledAdamW"}
 )  # fmt: skip
 _TF_OPTIMIZERS: Final = frozenset(
     {"AdamOptimizer", "GradientDescentOptimizer", "MomentumOptimizer", "RMSPropOptimizer", "AdagradOptimizer",
@@ -1610,6 +1610,14 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
         for fieldname, kws in _HF_KW.items():
             if (a := _args_of(call, kws)) is not None:
                 yield fieldname, a, f"{name}({kws[0]}=)"
+    elif name == "Trainer" and any(kw.arg == "max_duration" for kw in call.keywords):  # Composer's Trainer
+        yield "max_duration", _args_of(call, ("max_duration",)) or call, "Trainer(max_duration=)"  # `"3ep"`, `"1000ba"`
+        if (a := _args_of(call, ("precision",))) is not None:
+            yield "precision", a, "Trainer(precision=)"
+        else:  # (unset: AMP in float16 on a GPU, Composer's default there)
+            yield "amp_dtype", ast.copy_location(ast.Constant("float16"), call), "Composer Trainer(): AMP fp16 on GPU"
+        if _args_of(call, ("optimizers",)) is None:  # no optimizer handed: Composer builds DecoupledSGDW(lr=0.1)
+            yield "lr_default", ast.copy_location(ast.Constant(0.1), call), "Composer Trainer() without optimizers"
     elif name in ("Trainer", "Fabric") and any(
         kw.arg in ("max_epochs", "max_steps", "precision", "devices", "strategy") for kw in call.keywords
     ):  # Lightning's Trainer and Fabric
