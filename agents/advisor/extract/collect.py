@@ -669,6 +669,12 @@ def _config_classes(ws: Workspace, ex: Extraction, code: str, script: str) -> No
             arg = node.args[0]
             names.update(e.id for e in (arg.elts if isinstance(arg, ast.Tuple | ast.List) else [arg])
                          if isinstance(e, ast.Name))  # fmt: skip
+    for fn in walk(tree):  # `@draccus.wrap()` / lerobot's `@parser.wrap()` over `def train(cfg: TrainPipelineConfig)`:
+        if (  # the dataclass the decorator parses the command line into
+            isinstance(fn, ast.FunctionDef) and fn.args.args and isinstance(fn.args.args[0].annotation, ast.Name)
+            and any(isinstance(d, ast.Call) and _callee_name(d.func) == "wrap" for d in fn.decorator_list)
+        ):  # fmt: skip
+            names.add(fn.args.args[0].annotation.id)
     defaults: dict[str, Value] = {}
     for name in sorted([*names, *in_modules])[:16]:
         found = (
@@ -741,6 +747,65 @@ def _llamafactory(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
         ex.sources.append(script)
     ex.values.update(flag_values(launch.args))
     ex.values.update(overrides)
+
+
+_REGISTERED: Final = re.compile(
+    r"""^@\w+\.register_subclass\(\s*["']([\w.-]{1,64})["']\s*\)\s*\n(?:@[^\n]*\n)*class (\w+)\(""", re.M
+)
+
+
+def _registered_choices(ws: Workspace, ex: Extraction) -> None:
+    """``--policy.type=act`` on the command line picks the config class registered as "act" (draccus' choice
+    registries: ``@PreTrainedConfig.register_subclass("act") class ACTConfig``): its field defaults become the
+    section's settings (``policy.optimizer_lr``), under anything the command says, and the model class that declares
+    it as its ``config_class`` (``class ACTPolicy: config_class = ACTConfig``) is noted as ``policy._model_class``."""
+    given = {**parse_overrides(ex.launch.args), **flag_values(ex.launch.args)}  # (read before they are merged)
+    chosen = {
+        k.removesuffix(".type"): str(v.value) for k, v in given.items()
+        if k.endswith(".type") and k.count(".") == 1 and isinstance(v.value, str)
+    }  # fmt: skip
+    if not chosen:
+        return
+    reads = 0
+    for n, file in enumerate(ws.files((".py",))):
+        if n >= 3000 or reads >= 200 or not chosen:
+            break
+        if "config" not in file.rsplit("/", 1)[-1].lower():
+            continue
+        reads += 1
+        text = ws.read_text_or_none(file) or ""
+        for m in _REGISTERED.finditer(text) if "register_subclass" in text else ():
+            section = next((s for s, name in chosen.items() if name == m[1]), None)
+            if section is None:
+                continue
+            del chosen[section]
+            tree = _parsed(ws, file)
+            cls = (
+                next((c for c in walk(tree) if isinstance(c, ast.ClassDef) and c.name == m[2]), None) if tree else None
+            )
+            for key, v in (class_defaults(cls, file) if cls is not None else {}).items():
+                ex.values.setdefault(f"{section}.{key}", v)
+            model = _class_declaring_config(ws, file, m[2])
+            if model is not None:
+                ex.values.setdefault(f"{section}._model_class", model)
+
+
+def _callee_name(func: ast.expr) -> str:
+    """The last name of a called expression (``draccus.wrap`` → ``wrap``)."""
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _class_declaring_config(ws: Workspace, config_file: str, config_cls: str) -> Value | None:
+    """The class beside ``config_file`` (its folder's modules) that declares ``config_class = <config_cls>``."""
+    folder = config_file.rsplit("/", 1)[0] if "/" in config_file else "."
+    pattern = re.compile(
+        rf"^class (\w+)\([^)]*\):(?:\n[^\n]*){{0,40}}?\n[ \t]+config_class\s*=\s*{re.escape(config_cls)}\b", re.M
+    )
+    for name in sorted(p.name for p in ws.resolve(folder).iterdir())[:60] if ws.is_dir(folder) else []:
+        if name.endswith(".py") and (text := ws.read_text_or_none(f"{folder}/{name}")) and (m := pattern.search(text)):
+            dotted = f"{folder}/{name}".removesuffix(".py").replace("/", ".")  # (a class path, as Hydra's targets)
+            return Value(f"{dotted}.{m[1]}", f"{folder}/{name}", text[: m.start()].count("\n") + 1)
+    return None
 
 
 def _swift(ex: Extraction) -> None:
@@ -843,6 +908,7 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
     _read_settings_files(ws, ex, options, launch.args)
     _read_fixed_config(ws, ex, code, script)
     _config_class_named_on_command(ws, ex, launch.args)
+    _registered_choices(ws, ex)
     for key, given in list(ex.values.items()):  # `--optimizer adam_inverse_sqrt,lr=0.0001,warmup_updates=4000`
         if isinstance(given.value, str) and _SPEC.fullmatch(given.value):  # (XLM, fairseq: a name, then its options)
             for k, v in parse_pairs(given.value.partition(",")[2]).items():

@@ -15,7 +15,7 @@ import re
 import tomllib
 from typing import Final
 
-from schedmate.agents.advisor.extract.launch import Launch, follow_shell_script, parse_command
+from schedmate.agents.advisor.extract.launch import WHICH_PREFIX, Launch, follow_shell_script, parse_command
 from schedmate.agents.advisor.extract.syntax import parse
 from schedmate.agents.advisor.extract.workspace import Workspace
 
@@ -35,6 +35,8 @@ def follow_entry(ws: Workspace, launch: Launch) -> Launch:
     """``launch`` with its script moved to the module a console script or a thin wrapper runs (unchanged if none)."""
     if launch.script is None and launch.module is None and launch.launcher not in _KNOWN_LAUNCHERS:
         _console_script(ws, launch)
+    elif launch.script and launch.script.startswith(WHICH_PREFIX) and launch.script.endswith(")"):
+        _console_script(ws, launch, launch.script[len(WHICH_PREFIX) : -1])  # `torchrun … $(which lerobot-train)`
     if launch.script and launch.script.endswith(".py"):
         _relauncher(ws, launch)
     if launch.script and launch.script.endswith(".py"):
@@ -109,15 +111,17 @@ def _console_scripts(ws: Workspace) -> dict[str, str]:
     return out
 
 
-def _console_script(ws: Workspace, launch: Launch) -> None:
-    target = _console_scripts(ws).get(launch.launcher or "")
+def _console_script(ws: Workspace, launch: Launch, name: str | None = None) -> None:
+    """The module a console script runs: the command's word (``stylegan2_pytorch``), or ``name`` handed to a launcher
+    (``torchrun $(which lerobot-train)``, which keeps its launcher)."""
+    target = _console_scripts(ws).get(name or launch.launcher or "")
     if target is None or ":" not in target:
         return
     module, _, func = target.partition(":")
     file = ws.module_file(module, 0, "__entry__.py")
     if file is None or not re.fullmatch(r"\w+", func):
         return
-    launch.launcher, launch.script = "python", file
+    launch.launcher, launch.script = launch.launcher if name else "python", file
     launch.entry_suffix = f"\n\nif __name__ == '__main__':\n    {func}()\n"
 
 

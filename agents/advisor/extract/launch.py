@@ -23,7 +23,7 @@ from schedmate.agents.advisor.extract.slurm import SBATCH_VALUE, allocation
 from schedmate.agents.advisor.extract.workspace import Workspace
 from schedmate.agents.exceptions import WorkspaceError
 
-__all__ = ["DORA_FIND_PACKAGE", "Launch", "follow_shell_script", "parse_command", "small_count"]
+__all__ = ["DORA_FIND_PACKAGE", "WHICH_PREFIX", "Launch", "follow_shell_script", "parse_command", "small_count"]
 
 _ASSIGN: Final = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _SEPARATORS: Final = frozenset({"&&", ";", "||", "|"})
@@ -53,6 +53,7 @@ _VALUE_FLAGS: Final = re.compile(
 
 
 _ASCII_DIGITS: Final = re.compile(r"[0-9]{1,9}")
+WHICH_PREFIX: Final = "$(which "  # a script given as `$(which name)`: the console script `name` declares
 _SWIFT_STAGES: Final = frozenset({"sft", "pt", "rlhf"})
 _TRL_COMMANDS: Final = frozenset({"sft", "dpo", "kto", "grpo", "rloo", "reward", "orpo", "ppo", "online_dpo"})
 _ARRAY: Final = re.compile(r"^[ \t]*(?:export\s+|declare\s+-a\s+|local\s+)?(\w+)=\(([^()]*)\)", re.M)
@@ -232,6 +233,10 @@ def _dora(tokens: list[str], launch: Launch) -> None:
 
 def _script_after(tokens: list[str], launch: Launch) -> None:
     if not tokens:
+        return
+    if tokens[:2] == ["$", "("] and ")" in tokens[2:8] and tokens[2:3] in (["which"], ["command"]):
+        end = tokens.index(")", 2)  # `torchrun … $(which lerobot-train) …`: the console script found on PATH
+        launch.script, launch.args = f"{WHICH_PREFIX}{tokens[end - 1]})", _unseparated(tokens[end + 1 :])
         return
     head = tokens[0]
     if head == "-m" and len(tokens) > 1:  # torchrun … -m package.module

@@ -943,7 +943,8 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
         elif peft_flag is not None and isinstance(peft_flag.value, bool):
             builds = peft_flag.value  # `use_peft: false` (its default): importing peft builds no adapters
         else:
-            builds = re.search(r"^\s*(?:from peft\b|import peft\b)", code, re.M) is not None
+            builds = re.search(r"^(?:from peft\b|import peft\b)", code, re.M) is not None  # (at module level: an
+            # import under `if TYPE_CHECKING or _peft_available:` only makes an optional path possible)
         if (builds or peft_on) and "PEFT" not in fw:
             fw.append("PEFT")
         if "apex_amp" in ex.uses or "apex_use" in ex.uses:  # an apex API called where the code runs

@@ -63,7 +63,7 @@ _DATA_FILE: Final = re.compile(r"\.(?:jsonl?|csv|tsv|parquet|txt|arrow|tar|zip|g
 _DATASET_KEYS: Final = ("dataset", "dataset_name", "data.dataset", "data_name", "data.name", "data._target_", "datadir",
                         "dataroot", "data_root", "dataset_root", "dataset_dir", "dataset_path",
                         "data.training_files", "training_files", "train_files", "data_path", "data_dir",
-                        "datasets.train.name", "data.train.type", "dataset.name", "train.dataset",
+                        "datasets.train.name", "data.train.type", "dataset.name", "dataset.repo_id", "train.dataset",
                         "train_data",
                         "train_file", "train_path", "train_dir", "train_file_dir", "train_data_path", "train_data_dir",
                         "train_ann",
@@ -882,6 +882,9 @@ def _gpt_shape(ex: Extraction) -> str | None:
 
 
 def _hydra_target(ex: Extraction) -> tuple[str, Value] | None:
+    chosen = next(((k, v) for k, v in ex.values.items() if k.endswith("._model_class")), None)
+    if chosen is not None:
+        return chosen  # the model class declaring the config a `--policy.type=act` choice picked (draccus registry)
     found = ex.find(
         "model.net._target_",
         "model._target_",
@@ -2882,7 +2885,9 @@ def _identify(
     if model.part and model.name and named_family:
         ident.model_name = f"{named_family} ({model.name})"  # StyleTTS 2 with its `decoder.type: istftnet`
     heads_only = model.cls is not None and not model.cls.backbones and model.cls.layers <= {"linear"}
-    if found_pretrained is None and (model.name is None or model.cls is None or heads_only):
+    chosen = target is not None and target[0].endswith("._model_class")  # (a registry's choice names the model: the
+    # backbone its config names, `vision_backbone: resnet18`, is a part of it)
+    if found_pretrained is None and (model.name is None or model.cls is None or heads_only) and not chosen:
         # a class of linear heads only trains a network it is handed: the known one the flags name is that network
         flagged = _known_flag(
             ex,
