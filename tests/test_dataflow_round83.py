@@ -104,3 +104,29 @@ def test_composer_trainer_duration_and_defaults(tmp_path: Path) -> None:
     assert (md.epochs, md.max_steps) == (None, 1000)
     assert md.learning_rate == 0.05
     assert md.precision == "bf16"
+
+
+_TSN = """
+_base_ = ['../_base_/models/tsn_r50.py']
+train_dataloader = dict(batch_size=32, dataset=dict(type='VideoDataset', ann_file='data/kinetics400/train.txt'))
+train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=100)
+optim_wrapper = dict(optimizer=dict(type='SGD', lr=0.01, momentum=0.9))
+"""
+
+_TSN_MODEL = """
+model = dict(
+    type='Recognizer2D',
+    backbone=dict(type='ResNet', depth=50, norm_eval=False),
+    cls_head=dict(type='TSNHead', num_classes=400, in_channels=2048))
+"""
+
+
+def test_an_openmmlab_recognizer_counts_its_own_head(tmp_path: Path) -> None:
+    """MMAction's TSN: a 2-D ResNet-50 backbone over the frames and a linear head of 400 Kinetics classes; the
+    known ResNet-50 count holds a 1000-class head, so the count is 25.56M - 2048 x 1000 + 2048 x 400 (24.33M)."""
+    write(tmp_path, {"configs/tsn/tsn_r50_k400.py": _TSN, "configs/_base_/models/tsn_r50.py": _TSN_MODEL,
+                     "tools/train.py": "import sys\nfrom mmengine.config import Config\n"
+                     "cfg = Config.fromfile(sys.argv[1])\n"})  # fmt: skip
+    md = extract_metadata(tmp_path, "python tools/train.py configs/tsn/tsn_r50_k400.py")
+    assert md.params_millions is not None
+    assert abs(md.params_millions - 24.33) < 0.1

@@ -1645,8 +1645,21 @@ def _model_from_openmmlab(ex: Extraction, prov: dict[str, FieldSource]) -> _Mode
     elif kind is not None and isinstance(kind.value, str) and not wrapper and re.fullmatch(r"[A-Za-z]\w+", kind.value):
         name = f"{kind.value} ({name})"  # a detector around its backbone
     prov["model_name"] = _source(backbone)
-    count = int(known[0] * 1e6) if known is not None and (kind is None or kind.value == "ImageClassifier") else None
+    count = int(known[0] * 1e6) if known is not None and (kind is None or kind.value in _MM_CLASSIFIERS) else None
+    head_in, classes = (
+        ex.get("model.cls_head.in_channels", "model.head.in_channels"),
+        ex.get("model.cls_head.num_classes", "model.head.num_classes"),
+    )
+    if (
+        count is not None and head_in is not None and classes is not None
+        and type(head_in.value) is int and type(classes.value) is int and 0 < classes.value < 1 << 20
+    ):  # fmt: skip
+        count += (classes.value - 1000) * (head_in.value + 1)  # the table counts a 1000-class head; the config's has
+        # its own classes (TSN's 400 Kinetics classes over ResNet-50's 2048 features)
     return _Model(name, None, count)
+
+
+_MM_CLASSIFIERS: Final = frozenset({"ImageClassifier", "Recognizer2D"})  # a 2-D backbone and a linear head (TSN)
 
 
 def _registered_builder(
