@@ -51,7 +51,7 @@ from schedmate.agents.advisor.extract.dict_parsers import (
 )
 from schedmate.agents.advisor.extract.hydra import compose_hydra, interpolated
 from schedmate.agents.advisor.extract.launch import Launch, small_count
-from schedmate.agents.advisor.extract.syntax import builds_hf_parser, parse, walk
+from schedmate.agents.advisor.extract.syntax import builds_hf_parser, callee_name, parse, walk
 from schedmate.agents.advisor.extract.syspath import sys_path_roots
 from schedmate.agents.advisor.extract.usesites import CONFIG_CLASS_NAME, SPLIT_LOADER, Use, find_uses, path_call
 from schedmate.agents.advisor.extract.workspace import Workspace
@@ -672,7 +672,7 @@ def _config_classes(ws: Workspace, ex: Extraction, code: str, script: str) -> No
     for fn in walk(tree):  # `@draccus.wrap()` / lerobot's `@parser.wrap()` over `def train(cfg: TrainPipelineConfig)`:
         if (  # the dataclass the decorator parses the command line into
             isinstance(fn, ast.FunctionDef) and fn.args.args and isinstance(fn.args.args[0].annotation, ast.Name)
-            and any(isinstance(d, ast.Call) and _callee_name(d.func) == "wrap" for d in fn.decorator_list)
+            and any(isinstance(d, ast.Call) and callee_name(d) == "wrap" for d in fn.decorator_list)
         ):  # fmt: skip
             names.add(fn.args.args[0].annotation.id)
     defaults: dict[str, Value] = {}
@@ -788,11 +788,6 @@ def _registered_choices(ws: Workspace, ex: Extraction) -> None:
             model = _class_declaring_config(ws, file, m[2])
             if model is not None:
                 ex.values.setdefault(f"{section}._model_class", model)
-
-
-def _callee_name(func: ast.expr) -> str:
-    """The last name of a called expression (``draccus.wrap`` → ``wrap``)."""
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _class_declaring_config(ws: Workspace, config_file: str, config_cls: str) -> Value | None:
