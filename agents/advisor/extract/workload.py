@@ -2898,9 +2898,11 @@ def _identify(
     if model.part and model.name and named_family:
         ident.model_name = f"{named_family} ({model.name})"  # StyleTTS 2 with its `decoder.type: istftnet`
     heads_only = model.cls is not None and not model.cls.backbones and model.cls.layers <= {"linear"}
-    chosen = target is not None and target[0].endswith("._model_class")  # (a registry's choice names the model: the
+    registry_choice = target is not None and target[0].endswith(
+        "._model_class"
+    )  # (a registry's choice names the model: the
     # backbone its config names, `vision_backbone: resnet18`, is a part of it)
-    if found_pretrained is None and (model.name is None or model.cls is None or heads_only) and not chosen:
+    if found_pretrained is None and (model.name is None or model.cls is None or heads_only) and not registry_choice:
         # a class of linear heads only trains a network it is handed: the known one the flags name is that network
         flagged = _known_flag(
             ex,
