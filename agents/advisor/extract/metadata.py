@@ -877,12 +877,10 @@ def _frameworks(ex: Extraction, zero_stage: Value | None) -> list[str]:
             fw.append("PEFT")
         if zero_stage is not None:
             fw.append("DeepSpeed")
-    elif ex.launch.launcher == "swift":  # ms-swift runs transformers' Trainer (its subclass) on the checkpoint
+    elif ex.launch.launcher == "swift":  # ms-swift runs transformers' Trainer (its subclass); DeepSpeed is added below
         fw += ["PyTorch", "HF Trainer"]
         if str((ex.get("finetuning_type") or Value(None, "")).value) in ("lora", "qlora", "longlora", "adalora"):
             fw.append("PEFT")
-        if zero_stage is not None:
-            fw.append("DeepSpeed")
     elif ex.launch.launcher == "llamafactory-cli":
         fw += ["LLaMA-Factory", "HF Trainer"]
         if zero_stage is not None:
