@@ -685,7 +685,8 @@ def _config_classes(ws: Workspace, ex: Extraction, code: str, script: str) -> No
         if found is None:
             continue
         cls, file = found
-        declared = class_defaults(cls, file)
+        inherited = _inherited_fields(ws, tree if file == script else _parsed(ws, file), cls, file)
+        declared = {**inherited, **class_defaults(cls, file)}  # (`class Tacotron2Config(TacotronConfig)`: `lr` there)
         fields = {**_init_literals(cls, file), **declared}
         decorated = any("dataclass" in ast.unparse(d) for d in cls.decorator_list)
         calls = built.get(name, [])
@@ -704,6 +705,22 @@ def _config_classes(ws: Workspace, ex: Extraction, code: str, script: str) -> No
         ex.config_classes[name] = cls.name
         defaults.update({f"{cls.name}.{k}": v for k, v in fields.items()})
     ex.values = {**defaults, **ex.values}
+
+
+def _inherited_fields(ws: Workspace, tree: ast.Module | None, cls: ast.ClassDef, file: str) -> dict[str, Value]:
+    """The settings ``cls`` inherits: its job-defined bases' class fields and ``__init__`` literals, nearest last."""
+    out: dict[str, Value] = {}
+    for base in cls.bases if tree is not None else []:
+        if not isinstance(base, ast.Name) or base.id in ("object", cls.name) or tree is None:
+            continue
+        found = _class_def(ws, tree, base.id, file, hops=3)
+        if found is None:
+            continue
+        base_node, base_file = found
+        base_tree = tree if base_file == file else _parsed(ws, base_file)
+        if base_tree is not None:
+            out.update(_class_chain_settings(ws, base_tree, base_node, base_file, 1, class_fields=True))
+    return out
 
 
 def _module_class(ws: Workspace, tree: ast.Module, alias: str, name: str, file: str) -> tuple[ast.ClassDef, str] | None:

@@ -181,6 +181,9 @@ def _python(tokens: list[str], launch: Launch) -> None:
             launch.launcher = "torchrun"
             _script_after(_take_flags(rest[2:], launch, _LAUNCHER_INT_FLAGS["torchrun"]), launch)
             return
+        if mod == "trainer.distribute":
+            _coqui_distribute(rest[2:], launch)
+            return
         if mod == "accelerate.commands.launch":
             launch.launcher = "accelerate"
             _script_after(_take_flags(rest[2:], launch, _LAUNCHER_INT_FLAGS["accelerate"]), launch)
@@ -188,6 +191,31 @@ def _python(tokens: list[str], launch: Launch) -> None:
         launch.module, launch.args = mod, rest[2:]
         return
     _script_after(rest, launch)
+
+
+def _coqui_distribute(tokens: list[str], launch: Launch) -> None:
+    """``python -m trainer.distribute --script train.py [--gpus "0,1"] [args]``: Coqui's trainer starts one process
+    per GPU of CUDA_VISIBLE_DEVICES (else of ``--gpus``) on the script, each joining one DDP group; the other
+    arguments go to the script."""
+    script, gpus, args = None, None, []
+    i = 0
+    while i < len(tokens):
+        name, eq, inline = tokens[i].partition("=")
+        value = inline if eq else (tokens[i + 1] if i + 1 < len(tokens) else None)
+        if name in ("--script", "--gpus") and value is not None:
+            script, gpus = (value, gpus) if name == "--script" else (script, value)
+            i += 1 if eq else 2
+            continue
+        args.append(tokens[i])
+        i += 1
+    if script is None:
+        launch.module, launch.args = "trainer.distribute", tokens
+        return
+    launch.launcher, launch.script, launch.args = "relaunch", script, args
+    if launch.visible_gpus is None and gpus is not None:
+        launch.nproc_per_node = len([g for g in gpus.split(",") if g.strip()]) or None
+    elif launch.visible_gpus is None:
+        launch.count_unknown = True
 
 
 _DORA_VALUE_FLAGS: Final = frozenset({"-P", "--package", "--main_module", "-f", "--from_sig", "-g", "--gpus", "-p",

@@ -473,6 +473,7 @@ def _setup(ex: Extraction) -> _Setup:
         launch.launcher == "python"
         and re.search(r"\bspawn\(", ex.code)
         and not spawns_dead
+        and not (told and num_gpus == 1)  # (a spawn over the one GPU the command leaves visible: one process)
         and (
             "DistributedDataParallel(" in ex.code
             or _ddp_alias_called(ex.code)
@@ -480,10 +481,17 @@ def _setup(ex: Extraction) -> _Setup:
             or (
                 uses_all_visible
                 and "spawn" in ex.uses
-                and any(re.search(r"DistributedDataParallel\(|init_process_group\(", t) for _, t in ex.modules[:40])
+                and any(
+                    re.search(r"DistributedDataParallel\(|init_process_group\(", t)
+                    for t in [ex.code, *(t for _, t in ex.modules[:40])]
+                )
             )
         )  # (MMF's `mmf_run`: a process per visible GPU, each joining the process group its package sets up)
-        and ("--multiprocessing-distributed" in launch.args or not re.search(r"multiprocessing.distributed", ex.code))
+        and (
+            "--multiprocessing-distributed" in launch.args
+            or not re.search(r"multiprocessing.distributed", ex.code)
+            or ((md := ex.get("multiprocessing_distributed")) is not None and md.value is True)
+        )  # (the switch set by the config the script reads over its flags: USB's `multiprocessing_distributed: True`)
     ):
         distributed = "ddp"  # the script spawns one DDP process per GPU itself (the wrap in it or in a module it calls)
     elif "dp_wrap" in ex.uses and "ddp_wrap" not in ex.uses and launch.launcher in _TRAINING_LAUNCHERS:

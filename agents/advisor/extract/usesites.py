@@ -1540,6 +1540,20 @@ def _defined_in(ws: Workspace, tree: ast.Module, file: str, call: ast.Call) -> b
     return False
 
 
+# PyTorch Geometric's loaders and Lightning data modules: `batch_size=` seed nodes, edges or graphs per step
+_GRAPH_LOADERS: Final = frozenset({
+    "NeighborLoader", "LinkNeighborLoader", "HGTLoader", "LinkLoader", "NodeLoader", "ClusterLoader",
+    "ShaDowKHopSampler", "GraphSAINTNodeSampler", "GraphSAINTEdgeSampler", "GraphSAINTRandomWalkSampler",
+    "NeighborSampler", "DataListLoader", "RandomNodeLoader", "ZipLoader", "LightningNodeData", "LightningLinkData",
+    "LightningDataset",
+})  # fmt: skip
+
+
+def _is_loader(name: str) -> bool:
+    """Whether a callee named ``name`` builds a data loader whose ``batch_size`` is the per-process batch."""
+    return name.endswith("DataLoader") or name in _GRAPH_LOADERS
+
+
 def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     """(field, argument expression, how) for every hyper-parameter ``call`` consumes. ``partial(f, k=v)`` binds
     what ``f`` will consume (``partial(torch.autocast, dtype=amp_dtype)``)."""
@@ -1549,7 +1563,7 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     name, dotted = _callee(call), _dotted(call.func)
     if (a := _args_of(call, ("param_dtype",))) is not None:  # FSDP's `MixedPrecision(param_dtype=torch.bfloat16)`,
         yield "param_dtype", a, f"{name}(param_dtype=)"  # a loader casting the trained weights (mistral-finetune)
-    if name.endswith("DataLoader"):
+    if _is_loader(name):
         sampled = any(k.arg == "batch_sampler" for k in call.keywords)  # (then torch requires batch_size=1: the sampler
         if (a := _args_of(call, ("batch_size",), 1)) is not None and not sampled:  # makes the batches, cvnets)
             yield "batch", a, f"{name}(batch_size=)"
@@ -2923,7 +2937,7 @@ def find_uses(
     binds, bind_scopes = _argbind_bound(tree)
     load_dtypes: dict[int, str] = {}  # line of a `from_pretrained(…)` → the dtype it loads the weights in
     training_loader = any(  # a loader on training data exists: an evaluation loader's batch is never the job's
-        isinstance(n, ast.Call) and id(n) not in dead and _callee(n).endswith("DataLoader") and _loader_rank(n) > 0
+        isinstance(n, ast.Call) and id(n) not in dead and _is_loader(_callee(n)) and _loader_rank(n) > 0
         for n in walk(tree)
     )
     cast_in_loop = {  # `for mod in self.modules(): mod.half()`: the model's layers cast one by one (airbench)

@@ -23,6 +23,7 @@ import yaml
 from schedmate.agents.advisor.extract.collect import Extraction
 from schedmate.agents.advisor.extract.config_sources import Value, load_yaml, nest_flat
 from schedmate.agents.advisor.extract.dict_parsers import FunctionResolver as _FunctionResolver
+from schedmate.agents.advisor.extract.evaluator import is_module_value
 from schedmate.agents.advisor.extract.identity import (
     ModelClass,
     canonical_dataset,
@@ -1028,7 +1029,51 @@ def _model_from_call(
         return _Model(key.value, mc, count, kinds)  # `create_by_name("RepVGG-A0")` builds a RepVGG: the key says which
     if (stem := _config_stem(cls, built, counter)) is not None:
         return _Model(stem, mc, count, kinds, from_config=True)
+    if _GENERIC_CLASS.fullmatch(cls) and mc is not None and (wrapped := _wrapped_network(ws, mc)) is not None:
+        return _Model(wrapped, mc, count, kinds)  # `class Model(LightningModule): self.gnn = GraphSAGE(...)`
     return _Model(_with_depth(cls, counter.arguments.get(cls, {})), mc, count, kinds)
+
+
+# What a training wrapper builds beside the network it trains: heads, normalisation, metrics
+_HEAD_LAYERS: Final = frozenset({"Linear", "MLP", "Dropout", "BatchNorm1d", "LayerNorm", "Identity", "Sequential",
+                                 "ModuleList", "ModuleDict", "Embedding", "ReLU", "GELU", "Softmax"})  # fmt: skip
+_NOT_NETWORK_PACKAGES: Final = re.compile(r"^(?:torch\.nn|torch|torchmetrics|torch\.nn\.functional)(?:\.|$)")
+
+
+def _wrapped_network(ws: Workspace, mc: ModelClass) -> str | None:
+    """The one imported network a job class of a generic name (``Model``, ``Net``) builds and holds besides heads,
+    normalisation and metrics (PyG's ``class Model(pl.LightningModule): self.gnn = GraphSAGE(...)``; ``self.classifier
+    = MLP(...)``, ``self.train_acc = Accuracy(...)``): that network names what is trained; None when the class builds
+    its own layers or holds several imported networks."""
+    text = ws.read_text_or_none(mc.file) if mc.file else None
+    try:
+        tree = parse(text) if text else None
+    except (SyntaxError, ValueError):
+        return None
+    if tree is None:
+        return None
+    holder = next((c for c in walk(tree) if isinstance(c, ast.ClassDef) and c.lineno == mc.line), None)
+    if holder is None:
+        return None
+    imported = {
+        alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom) and node.module
+        and not _NOT_NETWORK_PACKAGES.match(node.module) for alias in node.names
+    }  # fmt: skip
+    init = next((f for f in holder.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    networks: list[str] = []
+    for stmt in walk(init) if init is not None else ():
+        if not (
+            isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _self_owner(stmt.targets[0]) is not None
+            and isinstance(stmt.value, ast.Call)
+        ):  # fmt: skip
+            continue
+        name = _callee_name(stmt.value)
+        if not name[:1].isupper() or name in _HEAD_LAYERS or name.endswith(("Loss", "Accuracy", "Metric", "Score")):
+            continue
+        if name not in imported or isinstance(stmt.value.func, ast.Attribute):
+            return None  # a layer of torch.nn (`nn.Conv2d`) or a class of this module: the wrapper builds its own
+        networks.append(name)
+    return networks[0] if len(networks) == 1 else None
 
 
 _GENERIC_CLASS: Final = re.compile(r"(?i)(?:detection|base)?(?:model|net|network)")
@@ -1352,7 +1397,21 @@ def _entry_arms_ruled_out(tree: ast.Module, ex: Extraction) -> set[int]:
             continue
         dead = node.orelse if (truth is not negate) else node.body
         out |= {id(n) for stmt in dead for n in walk(stmt)}
+    for node in walk(tree):  # and an arm the use-site pass found dead (`if args.imb_algorithm is not None:` with the
+        if not isinstance(node, ast.If):  # setting unset) where the live arm builds the same name anew; a live arm
+            continue  # that loads it (`if checkpoint is None: model = Transformer(...) else: model = ckpt["model"]`)
+        for dead, live in ((node.body, node.orelse), (node.orelse, node.body)):  # says nothing of its class
+            if dead and all(_on_dead_line(ex, s.lineno) for s in dead) and _built_names(dead) & _built_names(live):
+                out |= {id(n) for stmt in dead for n in walk(stmt)}
     return out
+
+
+def _built_names(stmts: list[ast.stmt]) -> set[str]:
+    """Names the statements bind to a call's result (``model = get_algorithm(args)``)."""
+    return {
+        t.id for stmt in stmts for n in walk(stmt)
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) for t in n.targets if isinstance(t, ast.Name)
+    }  # fmt: skip
 
 
 def _arms_ruled_out(cls: ast.ClassDef, ex: Extraction) -> set[int]:
@@ -1543,6 +1602,15 @@ def _bound_name(target: ast.expr) -> str:
     return ""
 
 
+def _on_dead_line(ex: Extraction, line: int) -> bool:
+    """Whether ``line`` of the entry script sits in an arm its settings rule out (``dead_lines``)."""
+    dead = ex.uses.get("dead_lines")
+    return (
+        dead is not None and dead.file == ex.launch.script and isinstance(dead.value, tuple)
+        and any(first <= line <= last for first, last in dead.value)
+    )  # fmt: skip
+
+
 def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, prov: dict[str, FieldSource]) -> _Model:
     """``net = get_network(args)``: a function of the job that builds the model however it likes (imports inside
     it, branches on the settings); the interpreter follows it, and the class of what it returns names the model."""
@@ -1552,7 +1620,10 @@ def _model_from_factory(ws: Workspace, ex: Extraction, counter: ParamCounter, pr
     except SyntaxError:
         return _Model()
     module_env = counter.module_env(script)
+    ruled_out = _entry_arms_ruled_out(tree, ex)
     for node in walk(tree):
+        if id(node) in ruled_out:  # `if args.imb_algorithm is not None: model = …` with the setting unset
+            continue
         if not (
             isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)
             and re.search(r"model|net", _bound_name(node.targets[0]), re.I)
@@ -1793,6 +1864,8 @@ def _model_from_type_setting(
                 key, v = wanted.get(cls) or folded[cls.lower()]
                 return _typed_model(ws, ex, counter, prov, cls, key, v, file, text)
             base = bases.get(base)
+    if (made := _factory_named(ws, ex, counter, prov, wanted, read)) is not None:
+        return made
     if named_module is not None:  # a registry keyed by module name: the setting names the model, its module builds it
         stem, cls, file = named_module
         key, v = wanted[stem]
@@ -1825,6 +1898,38 @@ _PART_SECTION: Final = re.compile(r"(?i)\.(?:decoder|encoder|vocoder|text_encode
 _PART_KEY: Final = re.compile(r"(?i)(?:^|[._])(?:\w*_)?(?:head|backbone|neck|decoder|encoder)\.\w+$")
 # Networks a config builds beside the one it trains: discriminators, frozen identity or perceptual networks
 _AUXILIARY_NETWORK: Final = re.compile(r"(?i)(?:^|[._])(?:network|net)_(?:d|disc\w*|identity|perceptual|vgg|\w*_d)\b")
+
+
+def _factory_named(
+    ws: Workspace,
+    ex: Extraction,
+    counter: ParamCounter,
+    prov: dict[str, FieldSource],
+    wanted: dict[str, tuple[str, Value]],
+    read: list[tuple[str, str]],
+) -> _Model | None:
+    """A model factory of the job's model modules that the type setting names (USB's ``net: wrn_28_2`` looked up by
+    ``getattr(nets, net_name)``: ``def wrn_28_2(pretrained=False, **kwargs): return WideResNet(depth=28, …)``):
+    the setting names the model; the factory, called with the job's class count where a setting gives one, sizes
+    it. Only a function that builds a network of the job's (a class deriving from a module) counts."""
+    for file, text in read:
+        for m in re.finditer(r"^def (\w+)\(", text, re.M):
+            if (
+                m.group(1) not in wanted or _AUXILIARY_NETWORK.search(wanted[m.group(1)][0])
+                or known_model(m.group(1)) is not None
+            ):  # fmt: skip
+                continue  # (`def bert_base_uncased(…)` wraps a downloaded checkpoint: the known size stands)
+            key, v = wanted[m.group(1)]
+            classes = ex.get("num_classes")
+            kwargs = {"num_classes": classes.value} if classes is not None and isinstance(classes.value, int) else {}
+            count = counter.count_class(file, m.group(1), kwargs)
+            built = counter.last_built if count else None
+            if not (isinstance(built, Obj) and built.cls and is_module_value(built)):
+                continue
+            prov["model_name"] = FieldSource(file=v.source, line=v.line)
+            found = find_class(ws, built.cls, text, file)
+            return _Model(m.group(1), found, count, _layer_kinds(counter), part=_PART_KEY.search(key) is not None)
+    return None
 
 
 def _typed_model(
@@ -2429,7 +2534,7 @@ def _dataset(
 
 # Packages whose `datasets` module holds dataset classes named for the dataset (`torchvision.datasets.CIFAR10`)
 _DATASET_PACKAGES: Final = re.compile(
-    r"^(?:torchvision|torchtext|torchaudio|keras|tensorflow\.keras|tf\.keras)\.datasets$"
+    r"^(?:torchvision|torchtext|torchaudio|keras|tensorflow\.keras|tf\.keras|torch_geometric)\.datasets$"
 )
 
 
