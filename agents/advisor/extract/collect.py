@@ -1043,6 +1043,52 @@ def _training_callees(ws: Workspace, code: str, script: str) -> list[str]:
     return out[:2]
 
 
+_CLASS_NAME: Final = re.compile(r"[A-Za-z_]*[A-Z]\w{2,62}")
+
+
+def _trainer_class_named(ws: Workspace, ex: Extraction) -> tuple[str, dict[str, Value]] | None:
+    """A setting's value that names a class of the job's which trains, looked up by name at run time (nnU-Net's
+    ``-tr nnUNetTrainer`` or ``-tr nnUNetTrainer_250epochs``, found in its trainer folder): the module that trains
+    (the class's own or a base's, where ``.backward()`` or an optimizer step is) and the literal ``self.x`` settings
+    of the class chain's ``__init__`` (the chosen subclass's over its bases': ``self.num_epochs = 250``)."""
+    looked_up = (  # the command's or the entry's own flags; a class the entry builds or defines is not looked up
+        v.value for v in ex.values.values()
+        if v.source in ("command", ex.launch.script) and isinstance(v.value, str) and _CLASS_NAME.fullmatch(v.value)
+        and re.search(r"[a-z]", v.value) and v.value not in ("True", "False", "None")
+        and not re.search(rf"\b{re.escape(v.value)}\(|^class {re.escape(v.value)}\b", ex.code, re.M)
+    )  # fmt: skip
+    names = sorted(set(looked_up))[:8]
+    if not names:
+        return None
+    pattern = re.compile(r"^class (" + "|".join(map(re.escape, names)) + r")\(", re.M)
+    stems = {re.sub(r"(?:_\w*|\d+)$", "", name) or name for name in names}  # `nnUNetTrainer_250epochs`: its family
+    near = [  # modules whose path carries the name or its family (`training/nnUNetTrainer/variants/…`): at most 40
+        f for n, f in enumerate(ws.files((".py",)))
+        if n < 2000 and not f.endswith("__init__.py") and any(stem in f for stem in stems)
+    ][:40]  # fmt: skip
+    for file in near:
+        text = ws.read_text_or_none(file)
+        if not text or (m := pattern.search(text)) is None:
+            continue
+        tree = _parsed(ws, file)
+        cls = next((c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == m[1]), None) if tree else None
+        if tree is None or cls is None:
+            continue
+        chain: list[tuple[ast.ClassDef, str, ast.Module]] = [(cls, file, tree)]
+        while len(chain) < 5:  # the class and its bases, as each module sees them
+            node, where, module = chain[-1]
+            base = next((b.id for b in node.bases if isinstance(b, ast.Name) and b.id != "object"), None)
+            found = _class_def(ws, module, base, where, hops=3) if base else None
+            parsed = (module if found[1] == where else _parsed(ws, found[1])) if found else None
+            if found is None or parsed is None:
+                break
+            chain.append((found[0], found[1], parsed))
+        trains = next((where for _, where, _ in chain if _TRAINS.search(ws.read_text_or_none(where) or "")), None)
+        if trains is not None:
+            return trains, _class_chain_settings(ws, tree, cls, file, 0)
+    return None
+
+
 def _data_module_and_deepspeed(ws: Workspace, ex: Extraction) -> None:
     for key in ("data._target_", "datamodule._target_"):  # a data module that splits the batch across ranks
         v = ex.values.get(key)
@@ -1204,10 +1250,14 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
             for key, (value, line) in rewritten.value.items():
                 ex.values[key] = Value(value, script, line)
         ex.training_modules = _training_callees(ws, ex.code, script)
+        picked = _trainer_class_named(ws, ex) if not ex.training_modules and not _TRAINS.search(ex.code) else None
+        if picked is not None:  # `-tr nnUNetTrainer`: the class a setting names trains in its (or a base's) module
+            ex.training_modules.append(picked[0])
         for module in ex.training_modules:  # `from src.train import main; main(args=params)`
             found = find_uses(
                 ws, ws.read_text_or_none(module) or "", module, launch.args, ex.values,
                 world_size=_world_size(launch, ex.code), visible_gpus=launch.visible_gpus,
+                self_attrs=picked[1] if picked is not None and module == picked[0] else None,
             )  # fmt: skip
             if (on := found.get("amp_enabled")) is None or on.value is not True:
                 found.pop("amp_dtype", None)  # `if fp16: with autocast():` there: the entry's flag decides, unseen

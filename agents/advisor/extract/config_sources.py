@@ -723,12 +723,16 @@ def _config_expr(node: ast.AST, names: dict[str, Any]) -> Any:
             return names[node.id]
         raise _NotConstantError(node.id)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
-        return {kw.arg: _config_expr(kw.value, names) for kw in node.keywords if kw.arg is not None}
+        return _told_items([(ast.Constant(kw.arg), kw.value) for kw in node.keywords if kw.arg is not None], names)
     if isinstance(node, ast.Dict):
-        return {
-            _config_expr(k, names): _config_expr(v, names) for k, v in zip(node.keys, node.values, strict=True)
-            if k is not None
-        }  # fmt: skip
+        return _told_items([(k, v) for k, v in zip(node.keys, node.values, strict=True) if k is not None], names)
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        held = _config_expr(node.value, names)  # `codec['input_size']`: an item of a dict set above
+        key = node.slice.value
+        if isinstance(held, dict) and key in held:
+            return held[key]
+        if isinstance(held, list | tuple) and isinstance(key, int) and -len(held) <= key < len(held):
+            return held[key]
     if isinstance(node, ast.List | ast.Tuple):
         items = [_config_expr(e, names) for e in node.elts]
         return items if isinstance(node, ast.List) else tuple(items)
@@ -742,6 +746,17 @@ def _config_expr(node: ast.AST, names: dict[str, Any]) -> Any:
             with contextlib.suppress(*_NOT_CONSTANT):
                 return _OPS[type(node.op)](a, b)
     raise _NotConstantError(ast.dump(node)[:40])
+
+
+def _told_items(pairs: list[tuple[ast.expr, ast.expr]], names: dict[str, Any]) -> dict[Any, Any]:
+    """A dict of a config from its items, leaving out those whose value cannot be told (``pipeline=train_pipeline``
+    built by code): the others still stand (``train_dataloader.batch_size``). A key that cannot be told fails it."""
+    out: dict[Any, Any] = {}
+    for k, v in pairs:
+        key = _config_expr(k, names)
+        with contextlib.suppress(_NotConstantError, TypeError, ValueError):
+            out[key] = _config_expr(v, names)
+    return out
 
 
 def _merge_config(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:

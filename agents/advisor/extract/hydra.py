@@ -100,6 +100,7 @@ class _Composer:
             return
         data, defaults, is_global, path = self.load(f"{group}/{option}")
         is_global = is_global or self.legacy or group.rsplit("/", 1)[-1] in data or package == "_global_"
+        at = package if package and package != "_global_" else group.replace("/", ".")  # `group@model.lora`
         for d in defaults:
             if isinstance(d, str) and d.startswith("/"):  # `- /solver/default`: a config named from the root
                 parent, _, name = d.strip("/").rpartition("/")
@@ -109,18 +110,22 @@ class _Composer:
                 self.apply_group(f"{group}@{package}" if package else group, d, depth + 1)
             elif isinstance(d, dict):  # `- /model: lm/musicgen_lm`, `- override /dset: audio/default`
                 for key, opt in d.items():
-                    self._apply_nested(group, str(key), opt, depth + 1)
-        at = package if package and package != "_global_" else group.replace("/", ".")  # `group@model.lora`
+                    self._apply_nested(group, str(key), opt, depth + 1, "" if is_global else at)
         self.merge(data, path, "" if is_global else at)
 
-    def _apply_nested(self, within: str, key: str, option: Any, depth: int) -> None:
+    def _apply_nested(self, within: str, key: str, option: Any, depth: int, parent: str = "") -> None:
         """A group chosen in a group config's own defaults list: ``/model`` from the config root, ``db`` relative to
-        the config's group (``solver/db``); the command line's choice of that group wins."""
+        the config's group (``solver/db``); the command line's choice of that group wins. A package it names is
+        relative to the package of the config holding the list (verl's ``critic@critic: dp_critic`` lists
+        ``../optim@optim: fsdp``: ``critic.optim``)."""
         name = re.sub(r"^(?:override|optional)\s+", "", key.strip()).strip()
         if name.startswith("/"):
             target = name.strip("/")
         else:
             target = f"{within}/{name}" if self.exists(f"{within}/{name.partition('@')[0]}", option) else name
+        group_part, _, package = target.partition("@")
+        if package and parent and not package.startswith("_"):
+            target = f"{group_part}@{parent}.{package}"
         base = target.partition("@")[0]
         if base in _IGNORED_GROUPS:
             return

@@ -195,6 +195,7 @@ class _Resolver:
         self.split_overrides: dict[str, Any] = {}  # "args.batch_size" = whole / (processes we cannot count): whole
         self.per_device_overrides: dict[str, int] = {}  # "args.effective_batch_size" = each * (devices): each
         self.visible_gpus = visible_gpus
+        self.self_attrs: dict[str, Value] = {}  # `self.x` literals of the trainer class a setting picked (its chain)
         self.config_classes: dict[str, str] = {}  # local name → config class (its defaults: "Class.field" settings)
         self._tests: dict[int, ast.expr] = {}  # id(If) → its test
         self._modules: dict[str, ast.Module | None] = {}  # workspace module path → parsed (once)
@@ -696,6 +697,8 @@ class _Resolver:
             handed = self._set_by_callers(key, scope, depth)
             if handed is not None:
                 return handed
+            if key.startswith("self.") and (held := self.self_attrs.get(key[5:])) is not None:
+                return held.value  # `self.initial_lr` set in the picked trainer class's `__init__` (or a base's)
         base = self.value(node.value, scope, line, depth)
         if isinstance(base, _Namespace) and base.builder is not None and isinstance(node.value, ast.Name):
             built = self._set_after_parsing(base, node.value.id, node.attr, scope, line, depth)
@@ -2911,6 +2914,7 @@ def find_uses(
     world_size: int | None = None,
     visible_gpus: int | None = None,
     config_classes: dict[str, str] | None = None,
+    self_attrs: dict[str, Value] | None = None,
 ) -> dict[str, Use]:
     """Every hyper-parameter a consumer API in ``code`` receives whose value can be told, by field.
 
@@ -2924,6 +2928,7 @@ def find_uses(
         return {}
     r = _Resolver(ws, tree, file, argv, settings, world_size, visible_gpus)
     r.config_classes = config_classes or {}
+    r.self_attrs = self_attrs or {}
     out: dict[str, Use] = {}
     if visible_gpus is None and (narrowed := _visible_set_here(r, tree)) is not None:
         r.visible_gpus = narrowed[0]  # `os.environ['CUDA_VISIBLE_DEVICES'] = config.GPU`: what device_count() sees

@@ -269,7 +269,7 @@ _NOT_MODELS: Final = frozenset(
 )  # StyleTTS2's `build_model` returns `Munch(bert=…, decoder=…)`, a dict of networks)
 _NOT_MODEL_SUFFIXES: Final = ("Trainer", "Runner", "Engine", "Logger", "Dataset", "DataModule", "Loader", "Config",
                               "Args", "Arguments", "Parser", "Scheduler", "Optimizer", "Meter", "Writer", "Sampler",
-                              "Callback", "Checkpoint", "Tokenizer")  # fmt: skip
+                              "Callback", "Checkpoint", "Tokenizer", "Augmenter")  # fmt: skip
 _WRAPPERS: Final = frozenset(
     {"DistributedDataParallel", "DataParallel", "DDP", "FSDP", "FullyShardedDataParallel", "ModelEma", "ModelEmaV2",
      "ModelEmaV3", "EMA", "ExponentialMovingAverage", "AveragedModel", "SyncBatchNorm", "Accelerator"}
