@@ -569,9 +569,11 @@ def _class_def(ws: Workspace, tree: ast.Module, name: str, file: str, hops: int 
         if not isinstance(node, ast.ImportFrom) or hops <= 0:
             continue
         for alias in node.names:
-            if (alias.asname or alias.name) != name:
+            star = alias.name == "*"  # `from .training_args import *` in a package's `__init__`
+            if (alias.asname or alias.name) != name and not star:
                 continue
-            for mod in (f"{node.module}.{alias.name}" if node.module else alias.name, node.module or ""):
+            whole = f"{node.module}.{alias.name}" if node.module else alias.name
+            for mod in [node.module or ""] if star else [whole, node.module or ""]:
                 path = ws.module_file(mod, node.level, file) if mod else None
                 text = ws.read_text_or_none(path) if path else None
                 if not path or not text:
@@ -580,7 +582,7 @@ def _class_def(ws: Workspace, tree: ast.Module, name: str, file: str, hops: int 
                     sub = parse(text)
                 except (SyntaxError, ValueError):
                     continue
-                found = _class_def(ws, sub, alias.name, path, hops - 1)
+                found = _class_def(ws, sub, name if star else alias.name, path, hops - 1)
                 if found is not None:
                     return found
     return None
@@ -868,7 +870,7 @@ def _python_entry(ws: Workspace, ex: Extraction, overrides: dict[str, Value]) ->
             from_args += settings_from_args(text)
     ex.values.update(config_tree_assignments(code, script))
     ex.values.update(python_assignments(code, script, arithmetic=True))
-    ex.values.update(cli_function_defaults(code, script))  # fire / typer: the entry function's defaults
+    ex.values.update(cli_function_defaults(code, script, launch.args))  # fire / typer: the entry function's defaults
     _config_classes(ws, ex, code, script)
     factory_defaults, parsed_from = factory_settings(ws, code, script)  # `HParams(epochs=500, ...)` a factory returns
     ex.values.update({k: Value(v, f, ln) for k, (v, f, ln) in factory_defaults.items()})
@@ -1109,10 +1111,13 @@ def _data_module_and_deepspeed(ws: Workspace, ex: Extraction) -> None:
     if ds is None or not isinstance(ds.value, str):  # DeepSpeed's own `--deepspeed --deepspeed_config ds.json`
         ds = ex.get("deepspeed_config")
     if ds is not None and isinstance(ds.value, str):
-        ds_config = ws.read_text_or_none(ds.value)
+        ds_config, ds_path = ws.read_text_or_none(ds.value), ds.value
+        if ds_config is None and ds.source.endswith(_CONFIG_SUFFIXES) and "/" in ds.source:
+            ds_path = posixpath.join(posixpath.dirname(ds.source), ds.value)  # `deepspeed: ds_zero_3.json` in
+            ds_config = ws.read_text_or_none(ds_path)  # configs/sft.yaml, beside it (the user sets the path there)
         if ds_config:
             ex.values.update(
-                {f"deepspeed.{k}": v for k, v in load_structured(ds_config, ds.value).items() if v.value != "auto"}
+                {f"deepspeed.{k}": v for k, v in load_structured(ds_config, ds_path).items() if v.value != "auto"}
             )  # ("auto": the HF Trainer fills it from its own arguments, which then hold the value)
             zero = ex.values.get("deepspeed.zero_optimization")
             if zero is not None and isinstance(zero.value, bool):  # the legacy `"zero_optimization": true`: stage 1
@@ -1304,5 +1309,8 @@ def _library_defaults(ex: Extraction) -> None:
     defaults = {**_TRAINING_ARGUMENTS, **(_TRL_CONFIGS.get(config, {}) if config else {})}
     if ex.get("fp16", "mixed_precision", "precision") is not None:
         defaults.pop("bf16", None)  # a precision the job sets (an accelerate config's fp16) is not overridden
+    declared = {k.split(".", 1)[1] for k in ex.values if "." in k and k.split(".", 1)[0] in ex.config_classes}
     for key, value in defaults.items():
+        if key in declared:
+            continue  # the job's own subclass declares its default (xtuner's `DefaultTrainingArguments`)
         ex.values.setdefault(key, Value(value, f"{config or 'TrainingArguments'} default", None))

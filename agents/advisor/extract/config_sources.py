@@ -16,6 +16,7 @@ import argparse
 import ast
 import contextlib
 import dataclasses
+import itertools
 import json
 import math
 import operator
@@ -993,6 +994,9 @@ def class_defaults(cls: ast.ClassDef, path: str) -> dict[str, Value]:
             value = next((k.value for k in value.keywords if k.arg == "default"), None)
             if value is None:
                 continue
+        if isinstance(value, ast.Name) and value.id in out:  # `default=default_learning_rate`: a class constant above
+            out[target.id] = Value(out[value.id].value, path, node.lineno)
+            continue
         v = _literal(value)
         if v is not None or (isinstance(value, ast.Constant) and value.value is None):
             out[target.id] = Value(v, path, node.lineno)
@@ -1046,6 +1050,15 @@ def cli_entry_functions(tree: ast.Module) -> set[str]:
         if isinstance(n, ast.Call) and n.args and ast.unparse(n.func) in _CLI_CALLS
         for name in cli_targets(n.args[0])
     }  # fmt: skip
+    typer_app = {  # `app = typer.Typer()` then `@app.command() def main(...)`: a Typer app's commands
+        t.id for n in walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+        and ast.unparse(n.value.func) in ("typer.Typer", "Typer") for t in n.targets if isinstance(t, ast.Name)
+    }  # fmt: skip
+    out |= {
+        d.name for d in tree.body if isinstance(d, ast.FunctionDef | ast.AsyncFunctionDef)
+        and any(isinstance(x, ast.Call) and ast.unparse(x.func) in {f"{a}.command" for a in typer_app}
+                for x in d.decorator_list)
+    } if typer_app else set()  # fmt: skip
     if out:
         return out
     defined = {
@@ -1067,23 +1080,33 @@ def cli_entry_functions(tree: ast.Module) -> set[str]:
     return set() if parses else handed  # (a script with its own parser reads its options from it)
 
 
-def cli_function_defaults(source: str, path: str) -> dict[str, Value]:
-    """Parameter defaults of the functions ``fire.Fire(f)`` / ``typer.run(f)`` / jsonargparse ``CLI(f)`` (and other
-    runners, see :func:`cli_entry_functions`) expose as the command line."""
+def cli_function_defaults(source: str, path: str, argv: list[str] | None = None) -> dict[str, Value]:
+    """Parameter defaults of the functions ``fire.Fire(f)`` / ``typer.run(f)`` / a Typer app's ``@app.command()`` /
+    jsonargparse ``CLI(f)`` (and other runners, see :func:`cli_entry_functions`) expose as the command line; with
+    ``argv``, the command's leading bare words bind the one such function's parameters without defaults, in order
+    (``python finetune_hf.py data/AdvertiseGen/ THUDM/chatglm3-6b configs/lora.yaml`` for ``main(data_dir,
+    model_dir, config_file)``)."""
     try:
         tree = parse(source)
     except (SyntaxError, ValueError):
         return {}
     targets = cli_entry_functions(tree)
     out: dict[str, Value] = {}
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in targets:
+    words = list(itertools.takewhile(lambda t: not t.startswith("-"), argv or []))
+    entries = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name in targets]
+    for node in entries:
+        if len(entries) == 1 and words:
             a = node.args
-            positional = [*a.posonlyargs, *a.args]
-            pairs = list(zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=False))
-            pairs += [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=False) if d is not None]
-            for p, d in pairs:
-                v = _literal(d)
-                if v is not None or (isinstance(d, ast.Constant) and d.value is None):
-                    out[p.arg] = Value(v, path, d.lineno)
+            required = [*a.posonlyargs, *a.args][: len([*a.posonlyargs, *a.args]) - len(a.defaults)]
+            for p, word in zip(required, words, strict=False):
+                out[p.arg] = Value(word, "command", None)
+    for node in entries:
+        a = node.args
+        positional = [*a.posonlyargs, *a.args]
+        pairs = list(zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=False))
+        pairs += [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=False) if d is not None]
+        for p, d in pairs:
+            v = _literal(d)
+            if v is not None or (isinstance(d, ast.Constant) and d.value is None):
+                out[p.arg] = Value(v, path, d.lineno)
     return out

@@ -612,6 +612,9 @@ class _Resolver:
             return _Namespace(name)
         if fn.name in self.entry_points and name in self.cli:
             return self.cli[name]
+        bound = self.settings.get(name) if fn.name in self.entry_points else None
+        if bound is not None and bound.source == "command":
+            return bound.value  # a bare word of the command bound to the entry's parameter (a Typer `Argument`)
         if (
             fn.name in self.config_entries and (given := self.settings.get(name)) is not None
             and given.source.endswith((".yaml", ".yml", ".json", ".toml"))
@@ -1614,6 +1617,8 @@ def _consumers(call: ast.Call) -> Iterator[tuple[str, ast.expr, str]]:
     elif "optim" in name.lower() and name[:1].isupper() and _trains_parameters(call):
         if (a := _args_of(call, ("lr", "learning_rate"), 1)) is not None:  # `Optimizer = getattr(optim, name)`, then
             yield "lr", a, f"{name}(lr=)"  # `Optimizer(model.parameters(), **params)`: an optimizer picked by name
+    elif name == "OneCycleLR" and (a := _args_of(call, ("max_lr",), 1)) is not None:
+        yield "lr", a, "OneCycleLR(max_lr=)"  # the peak rate the schedule sets the optimizer's to (its own is replaced)
     elif name == "create_optimizer" and call.args and isinstance(call.args[0], ast.Name):
         yield "lr", ast.Attribute(value=call.args[0], attr="lr", ctx=ast.Load()), "timm create_optimizer(args)"
     elif name == "create_optimizer_v2" and (a := _args_of(call, ("lr",))) is not None:

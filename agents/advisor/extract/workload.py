@@ -2400,6 +2400,15 @@ def _dataset(
             if (beside := _named_beside(ex, next((k for k, x in ex.values.items() if x is v), key))) is not None:
                 prov["dataset"] = _source(beside[1])
                 return beside[0]  # `train_data: Data/train_list.txt` beside `root_path: /local/LJSpeech-1.1/wavs`
+            stem = posixpath.splitext(posixpath.basename(v.value.strip()))[0].lower()
+            folder = next(
+                (x for k, x in ex.values.items() if x.source == "command" and isinstance(x.value, str)
+                 and k.rsplit(".", 1)[-1] in ("data_dir", "data_path", "dataset_dir", "data_root", "dataroot")),
+                None,
+            ) if stem in _SPLIT_DIRS else None  # fmt: skip
+            if folder is not None and (name := _folder_name(str(folder.value))) is not None:
+                prov["dataset"] = _source(folder)  # `train_file: train.json` read from `data/AdvertiseGen/` (the
+                return name  # folder the command names): a split's file, the folder names the data
             prov["dataset"] = _source(v)
             return _data_file_name(v.value)  # a data file: its name is all the job says
         if canon is None and (key.endswith(("_target_", "_files", "_file", "_path", "_dir")) or "/" in v.value):
