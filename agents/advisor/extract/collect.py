@@ -1045,6 +1045,58 @@ def _training_callees(ws: Workspace, code: str, script: str) -> list[str]:
     return out[:2]
 
 
+def _lightning_cli(ws: Workspace, ex: Extraction, script: str) -> dict[str, Value]:
+    """``LightningCLI(ImageNetLightningModel, MyDataModule, trainer_defaults={"max_epochs": 90})``: the command line
+    is ``--model.x`` / ``--data.x`` / ``--trainer.x`` over the classes' ``__init__`` defaults and the trainer
+    defaults, which become the ``model.x`` / ``data.x`` / ``trainer.x`` settings (the command's own stay over them).
+    Returns what the classes keep of them (``self.lr = lr``; ``self.hparams.x`` after ``save_hyperparameters()``),
+    for the use sites in their methods."""
+    try:
+        tree = parse(ex.code)
+    except (SyntaxError, ValueError):
+        return {}
+    call = next((n for n in walk(tree) if isinstance(n, ast.Call) and callee_name(n) == "LightningCLI"), None)
+    if call is None:
+        return {}
+    kept: dict[str, Value] = {}
+    classes = [  # (the model class, then the data module's)
+        (prefix, node) for prefix, node in zip(("model", "data"), call.args[:2], strict=False)
+    ] + [(("model" if k.arg == "model_class" else "data"), k.value) for k in call.keywords
+         if k.arg in ("model_class", "datamodule_class")]  # fmt: skip
+    for k in call.keywords:
+        if k.arg == "trainer_defaults" and isinstance(k.value, ast.Dict):
+            for key, item in zip(k.value.keys, k.value.values, strict=True):
+                with contextlib.suppress(ValueError, TypeError, SyntaxError):
+                    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                        ex.values.setdefault(f"trainer.{key.value}", Value(ast.literal_eval(item), script, k.lineno))
+    for prefix, node in classes:
+        found = _class_def(ws, tree, node.id, script) if isinstance(node, ast.Name) else None
+        init = next((f for f in found[0].body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None) if (
+            found) else None  # fmt: skip
+        if found is None or init is None:
+            continue
+        a = init.args
+        params = [*a.args[1:], *a.kwonlyargs]
+        named = [p.arg for p in a.args[1:]]  # (past `self`)
+        defaults = dict(zip(named[len(named) - len(a.defaults) :], a.defaults, strict=False))
+        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=False) if d is not None})
+        for name, d in defaults.items():
+            with contextlib.suppress(ValueError, TypeError, SyntaxError):
+                ex.values.setdefault(f"{prefix}.{name}", Value(ast.literal_eval(d), found[1], d.lineno))
+        values = {p.arg: ex.values[f"{prefix}.{p.arg}"] for p in params if f"{prefix}.{p.arg}" in ex.values}
+        saves = any(isinstance(n, ast.Call) and callee_name(n) == "save_hyperparameters" for n in walk(init))
+        for name, setting in values.items() if saves else ():
+            kept[f"hparams.{name}"] = setting
+        for stmt in walk(init):
+            if (
+                isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Attribute)
+                and isinstance(stmt.targets[0].value, ast.Name) and stmt.targets[0].value.id == "self"
+                and isinstance(stmt.value, ast.Name) and stmt.value.id in values
+            ):  # fmt: skip
+                kept[stmt.targets[0].attr] = values[stmt.value.id]  # `self.lr = lr`
+    return kept
+
+
 _CLASS_NAME: Final = re.compile(r"[A-Za-z_]*[A-Z]\w{2,62}")
 
 
@@ -1247,9 +1299,10 @@ def collect_settings(ws: Workspace, launch: Launch, ex: Extraction | None = None
     elif script.endswith(".py"):
         ws.add_import_roots(sys_path_roots(ws, script))  # `import _init_paths` puts lib/ on sys.path
         _python_entry(ws, ex, overrides)
+        cli_attrs = _lightning_cli(ws, ex, script)  # `LightningCLI(Model, DataModule, trainer_defaults={...})`
         ex.uses = find_uses(
             ws, ex.code, script, launch.args, ex.values, world_size=_world_size(launch, ex.code),
-            visible_gpus=launch.visible_gpus, config_classes=ex.config_classes,
+            visible_gpus=launch.visible_gpus, config_classes=ex.config_classes, self_attrs=cli_attrs,
         )  # fmt: skip
         if (rewritten := ex.uses.pop("rewritten", None)) is not None:  # computed anew by the entry before training
             for key, (value, line) in rewritten.value.items():

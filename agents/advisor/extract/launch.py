@@ -193,6 +193,43 @@ def _python(tokens: list[str], launch: Launch) -> None:
     _script_after(rest, launch)
 
 
+_TORCHX_VALUE_FLAGS: Final = frozenset({"-s", "--scheduler", "-cfg", "--scheduler_args", "--workspace"})
+
+
+def _torchx(tokens: list[str], launch: Launch) -> None:
+    """``torchx run [-s local_cwd] dist.ddp -j 1x2 --script train.py [-- args]``: TorchX's DDP component runs the
+    script under torchrun, ``-j NODESxPROCS`` (or ``-j PROCS``) processes; ``-m module`` runs a module instead. Other
+    components (``utils.python``: one process) run the script once."""
+    i = 0
+    while i < len(tokens) and tokens[i].startswith("-"):
+        i += 2 if tokens[i] in _TORCHX_VALUE_FLAGS and "=" not in tokens[i] else 1
+    if i >= len(tokens):
+        return
+    component, rest = tokens[i], tokens[i + 1 :]
+    launch.launcher = "torchrun" if component.startswith("dist.") else "python"
+    args: list[str] = []
+    k = 0
+    while k < len(rest):
+        name, eq, inline = rest[k].partition("=")
+        value = inline if eq else (rest[k + 1] if k + 1 < len(rest) else None)
+        if name == "--":
+            args += rest[k + 1 :]
+            break
+        if name in ("-j", "--j", "--script", "-m", "--m") and value is not None:
+            if name in ("-j", "--j"):
+                nodes, _, procs = value.rpartition("x")
+                launch.nproc_per_node, launch.nnodes = small_count(procs), small_count(nodes) if nodes else 1
+            elif name == "--script":
+                launch.script = value
+            else:
+                launch.module = value
+            k += 1 if eq else 2
+            continue
+        args.append(rest[k])
+        k += 1
+    launch.args = args
+
+
 def _coqui_distribute(tokens: list[str], launch: Launch) -> None:
     """``python -m trainer.distribute --script train.py [--gpus "0,1"] [args]``: Coqui's trainer starts one process
     per GPU of CUDA_VISIBLE_DEVICES (else of ``--gpus``) on the script, each joining one DDP group; the other
@@ -400,6 +437,8 @@ def parse_command(command: str | list[str]) -> Launch:
             _script_after(_take_flags(cmd[2:], launch, _LAUNCHER_INT_FLAGS["accelerate"]), launch)
         elif exe == "dora":
             _dora(cmd[1:], launch)
+        elif exe == "torchx" and cmd[1:2] == ["run"]:
+            _torchx(cmd[2:], launch)
         elif exe.startswith("python"):
             launch.launcher = launch.launcher or "python"
             _python(cmd[1:], launch)

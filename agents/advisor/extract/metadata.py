@@ -744,7 +744,10 @@ def _batch_sizes(
     ):  # fmt: skip
         glob = Value(glob.value // seq.value, glob.source, glob.line)  # a total counted in tokens (llm.c, nanoGPT)
     if glob is None and bs is None and (split := ex.uses.get("global_batch")) is not None:
-        return None, split.value  # `args.batch_size = int(args.batch_size / ngpus)` over GPUs the command leaves open
+        whole = split.value  # `args.batch_size = int(args.batch_size / ngpus)`: each rank's share where the GPUs are
+        ranks = num_gpus or 1  # (told: more than the one GPU assumed where the command says nothing)
+        each = whole // ranks if isinstance(whole, int) and ranks > 1 and whole % ranks == 0 else None
+        return each, whole
     if (
         glob is not None and isinstance(glob.value, int) and isinstance(bs, int) and not isinstance(bs, bool)
         and glob.value < bs

@@ -196,6 +196,7 @@ class _Resolver:
         self.per_device_overrides: dict[str, int] = {}  # "args.effective_batch_size" = each * (devices): each
         self.visible_gpus = visible_gpus
         self.self_attrs: dict[str, Value] = {}  # `self.x` literals of the trainer class a setting picked (its chain)
+        self.self_split: set[str] = set()  # of those, the attributes a method divides by the process count
         self.config_classes: dict[str, str] = {}  # local name → config class (its defaults: "Class.field" settings)
         self._tests: dict[int, ast.expr] = {}  # id(If) → its test
         self._modules: dict[str, ast.Module | None] = {}  # workspace module path → parsed (once)
@@ -701,6 +702,10 @@ class _Resolver:
             if handed is not None:
                 return handed
             if key.startswith("self.") and (held := self.self_attrs.get(key[5:])) is not None:
+                if key[5:] in self.self_split and isinstance(held.value, int):  # `self.batch_size = int(self.batch_size
+                    self.unknown_overrides.add(key)  # / num_processes)` in a method: the whole, split over the ranks
+                    self.split_overrides[key] = held.value
+                    return _UNKNOWN
                 return held.value  # `self.initial_lr` set in the picked trainer class's `__init__` (or a base's)
         base = self.value(node.value, scope, line, depth)
         if isinstance(base, _Namespace) and base.builder is not None and isinstance(node.value, ast.Name):
@@ -2910,6 +2915,17 @@ def _stops(stmt: ast.stmt) -> bool:
     )  # fmt: skip
 
 
+def _divided_by_devices(rhs: ast.expr, attr: str) -> bool:
+    """Whether ``rhs`` is ``self.<attr>`` divided by a count of processes or devices (``int(self.batch_size /
+    num_processes)``)."""
+    while isinstance(rhs, ast.Call) and _callee(rhs) in ("int", "ceil", "floor", "round") and len(rhs.args) == 1:
+        rhs = rhs.args[0]
+    return (
+        isinstance(rhs, ast.BinOp) and isinstance(rhs.op, ast.Div | ast.FloorDiv)
+        and _dotted(rhs.left) == f"self.{attr}" and _DEVICE_COUNT.search(ast.unparse(rhs.right)) is not None
+    )  # fmt: skip
+
+
 def find_uses(
     ws: Workspace,
     code: str,
@@ -2934,6 +2950,12 @@ def find_uses(
     r = _Resolver(ws, tree, file, argv, settings, world_size, visible_gpus)
     r.config_classes = config_classes or {}
     r.self_attrs = self_attrs or {}
+    if r.self_attrs:
+        r.self_split = {
+            t.attr for n in walk(tree)
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(t := n.targets[0], ast.Attribute)
+            and _dotted(t.value) == "self" and t.attr in r.self_attrs and _divided_by_devices(n.value, t.attr)
+        }  # fmt: skip
     out: dict[str, Use] = {}
     if visible_gpus is None and (narrowed := _visible_set_here(r, tree)) is not None:
         r.visible_gpus = narrowed[0]  # `os.environ['CUDA_VISIBLE_DEVICES'] = config.GPU`: what device_count() sees

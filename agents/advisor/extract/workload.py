@@ -272,7 +272,8 @@ _NOT_MODEL_SUFFIXES: Final = ("Trainer", "Runner", "Engine", "Logger", "Dataset"
                               "Callback", "Checkpoint", "Tokenizer", "Augmenter")  # fmt: skip
 _WRAPPERS: Final = frozenset(
     {"DistributedDataParallel", "DataParallel", "DDP", "FSDP", "FullyShardedDataParallel", "ModelEma", "ModelEmaV2",
-     "ModelEmaV3", "EMA", "ExponentialMovingAverage", "AveragedModel", "SyncBatchNorm", "Accelerator"}
+     "ModelEmaV3", "EMA", "ExponentialMovingAverage", "AveragedModel", "SyncBatchNorm", "Accelerator",
+     "DistributedModelParallel"}
 )  # fmt: skip
 
 
@@ -673,6 +674,13 @@ def _model_call(ex: Extraction, ws: Workspace | None = None) -> tuple[str, ast.C
     if found:
         _, cls, node, _ = min(found, key=lambda f: f[0])  # the first outside any class, else the first
         return cls, node
+    cli = next((n for n in walk(tree) if isinstance(n, ast.Call) and _callee_name(n) == "LightningCLI"), None)
+    cli_model = next(  # (its first argument, or `model_class=`)
+        iter([*(cli.args[:1]), *(k.value for k in cli.keywords if k.arg == "model_class")]), None
+    ) if cli is not None else None  # fmt: skip
+    if isinstance(cli_model, ast.Name) and cli_model.id[:1].isupper():  # `LightningCLI(LitClassifier, MyDataModule)`:
+        bare = ast.Call(func=ast.Name(id=cli_model.id, ctx=ast.Load()), args=[], keywords=[])
+        return cli_model.id, ast.copy_location(bare, cli_model)  # the CLI builds the model class from its defaults
     if (fitted := _fitted_module(tree)) is not None:
         return fitted
     if (minimized := _minimized_owner(tree)) is not None:
