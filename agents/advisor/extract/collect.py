@@ -346,10 +346,18 @@ def _config_class_settings(ws: Workspace, text: str, path: str) -> dict[str, Val
 
 
 def _class_chain_settings(
-    ws: Workspace, tree: ast.Module, node: ast.ClassDef, file: str, depth: int, *, class_fields: bool = False
+    ws: Workspace,
+    tree: ast.Module,
+    node: ast.ClassDef,
+    file: str,
+    depth: int,
+    *,
+    class_fields: bool = False,
+    own: bool = True,
 ) -> dict[str, Value]:
     """``node``'s ``__init__`` attributes over its bases' (each found by :func:`_class_def` as ``file`` sees it); with
-    ``class_fields``, its class-level fields too (``batch_size = 512`` of a settings class), over the attributes."""
+    ``class_fields``, its class-level fields too (``batch_size = 512`` of a settings class), over the attributes;
+    without ``own``, only what it inherits."""
     out: dict[str, Value] = {}
     for base in node.bases if depth < 3 else []:
         if not isinstance(base, ast.Name) or base.id in ("object", node.name):
@@ -361,8 +369,9 @@ def _class_chain_settings(
         base_tree = tree if base_file == file else _parsed(ws, base_file)
         if base_tree is not None:
             out.update(_class_chain_settings(ws, base_tree, base_node, base_file, depth + 1, class_fields=class_fields))
-    out.update(init_attribute_assignments(node, file))
-    if class_fields:
+    if own:
+        out.update(init_attribute_assignments(node, file))
+    if own and class_fields:
         out.update(class_defaults(node, file))
     return out
 
@@ -711,18 +720,7 @@ def _config_classes(ws: Workspace, ex: Extraction, code: str, script: str) -> No
 
 def _inherited_fields(ws: Workspace, tree: ast.Module | None, cls: ast.ClassDef, file: str) -> dict[str, Value]:
     """The settings ``cls`` inherits: its job-defined bases' class fields and ``__init__`` literals, nearest last."""
-    out: dict[str, Value] = {}
-    for base in cls.bases if tree is not None else []:
-        if not isinstance(base, ast.Name) or base.id in ("object", cls.name) or tree is None:
-            continue
-        found = _class_def(ws, tree, base.id, file, hops=3)
-        if found is None:
-            continue
-        base_node, base_file = found
-        base_tree = tree if base_file == file else _parsed(ws, base_file)
-        if base_tree is not None:
-            out.update(_class_chain_settings(ws, base_tree, base_node, base_file, 1, class_fields=True))
-    return out
+    return {} if tree is None else _class_chain_settings(ws, tree, cls, file, 0, class_fields=True, own=False)
 
 
 def _module_class(ws: Workspace, tree: ast.Module, alias: str, name: str, file: str) -> tuple[ast.ClassDef, str] | None:
